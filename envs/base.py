@@ -1,0 +1,77 @@
+"""The game contract shared by every env in this package.
+
+Envs are frozen (hashable) dataclasses, so they can be static arguments of
+`jax.jit`. States are `chex` dataclasses whose fields follow pgx's names
+(`current_player`, `rewards`, `terminated`, `legal_action_mask`, `observation`)
+plus the transposition `key`. A state carries no batch dimension by itself;
+`init(rng, batch_size=B)` returns a batch of B states and `step` accepts a
+single state or a batch (it vmaps when the state is batched).
+
+What the search relies on (see `mcgs_jax.EnvModel`):
+  state.key                 uint32[..., 2]  transposition key (identifies the value)
+  state.current_player      int32[...]      whose turn it is
+  state.rewards             f32[..., P]     reward of the last transition, per player
+  state.terminated          bool[...]
+  state.legal_action_mask   bool[..., A]    all False once terminated
+  env.step(state, action)   -> state        stepping a terminated state is a no-op
+"""
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+
+@dataclasses.dataclass(frozen=True)
+class Env:
+  """Base class: subclasses implement `_init(rng)` and `_step(state, action)`
+  for ONE game and set `num_actions`, `num_players`, `max_game_length`."""
+
+  def _init(self, rng: jax.Array) -> Any:
+    raise NotImplementedError
+
+  def _step(self, state: Any, action: jax.Array) -> Any:
+    raise NotImplementedError
+
+  @property
+  def id(self) -> str:
+    raise NotImplementedError
+
+  @property
+  def num_actions(self) -> int:
+    raise NotImplementedError
+
+  @property
+  def num_players(self) -> int:
+    return 2
+
+  @property
+  def max_game_length(self) -> int:
+    """An upper bound on the number of moves of one game (for rollouts)."""
+    raise NotImplementedError
+
+  def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:
+    """Initial state; a batch of `batch_size` states when it is given."""
+    if batch_size is None:
+      return self._init(rng)
+    return jax.vmap(self._init)(jax.random.split(rng, batch_size))
+
+  def step(self, state: Any, action: jax.Array) -> Any:
+    """Plays `action` (int, [] or [B]) in `state` (single or batched)."""
+    action = jnp.asarray(action, jnp.int32)
+    batch_dims = batch_ndim(state)
+    fn = self._step
+    for _ in range(batch_dims):
+      fn = jax.vmap(fn)
+    return fn(state, action)
+
+
+def batch_ndim(state: Any) -> int:
+  """Number of leading batch dimensions of a state (via its `ply` field)."""
+  return jnp.ndim(state.ply)
+
+
+def split_u64(value: int) -> tuple[int, int]:
+  """Python int -> (low, high) uint32 lanes."""
+  return value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF

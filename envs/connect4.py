@@ -1,0 +1,244 @@
+"""Connect-4 (7 columns x 6 rows) on bitboards, with Pascal Pons' exact key.
+
+Board layout (Pons' solver): bit `col * 7 + row`, row 0 at the bottom; each
+column has 7 bits, the top one a sentinel that always stays empty so that
+alignment shifts never wrap from one column into the next. The 49 bits are
+stored as two uint32 lanes (`uint32[2]`: bits 0..31, then 32..48), see
+`envs.bits`.
+
+  position  stones of the player to move
+  mask      all stones
+
+Player 0 moves first, so `current_player = ply % 2`. Actions are columns
+0..6 from the left. An illegal action (full column or out of range) ends the
+game with a loss for the mover, as in pgx; the board is left as it was and
+the turn passes.
+
+Key: `position + mask` (64-bit add). Since `position` is a subset of `mask`,
+the sum determines both words, hence the board and the player to move, so
+equal keys mean equal positions. States ended by an illegal move keep the
+board of the previous position, so their key additionally has bit 63 set
+(bit 31 of lane 1) to keep them apart from real positions.
+"""
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs import base
+from envs import bits
+
+NUM_COLS = 7
+NUM_ROWS = 6
+_H1 = NUM_ROWS + 1   # bits per column, with the sentinel
+NUM_CELLS = NUM_COLS * NUM_ROWS
+
+# Cell (r, c) of the observation, r = 0 the top row as in pgx, is bit
+# c * 7 + (5 - r): which lane holds it and where.
+_OBS_BIT = np.array([[c * _H1 + (NUM_ROWS - 1 - r) for c in range(NUM_COLS)]
+                     for r in range(NUM_ROWS)])
+_OBS_IN_HI = _OBS_BIT >= 32
+_OBS_SHIFT = (_OBS_BIT % 32).astype(np.uint32)
+
+_ILLEGAL_FLAG = np.uint32(1 << 31)
+
+
+def _cells(board: jax.Array) -> jax.Array:
+  """uint32[..., 2] bitboard -> bool[..., 6, 7] grid, top row first."""
+  lo = board[..., 0, None, None]
+  hi = board[..., 1, None, None]
+  word = jnp.where(_OBS_IN_HI, hi, lo)
+  return ((word >> _OBS_SHIFT) & jnp.uint32(1)).astype(jnp.bool_)
+
+
+def has_four(stones: bits.U64) -> jax.Array:
+  """bool[...]: four aligned stones in a bitboard (Pons' alignment test)."""
+  found = jnp.zeros(jnp.shape(stones[0]), jnp.bool_)
+  # 1: vertical, 7: horizontal, 6 and 8: the two diagonals.
+  for d in (1, 7, 6, 8):
+    m = bits.and_(stones, bits.shr(stones, d))
+    found = found | bits.nonzero(bits.and_(m, bits.shr(m, 2 * d)))
+  return found
+
+
+@chex.dataclass(frozen=True)
+class State:
+  """One Connect-4 position; every field may carry leading batch dims `...`."""
+  position: chex.Array    # uint32[..., 2] stones of the player to move
+  mask: chex.Array        # uint32[..., 2] all stones
+  ply: chex.Array         # int32[...] moves played
+  terminated: chex.Array  # bool[...]
+  rewards: chex.Array     # f32[..., 2] reward of the last move, per player id
+  winner: chex.Array      # int32[...] -1 for none or draw, else player id
+
+  @property
+  def current_player(self) -> chex.Array:
+    """int32[...]: player to move (0 moves first)."""
+    return self.ply % 2
+
+  @property
+  def legal_action_mask(self) -> chex.Array:
+    """bool[..., 7]: columns that are not full; all False once terminated."""
+    top_row = _cells(self.mask)[..., 0, :]
+    return ~top_row & ~self.terminated[..., None]
+
+  @property
+  def observation(self) -> chex.Array:
+    """bool[..., 6, 7, 2] as pgx `connect_four`: row 0 is the top row;
+    channel 0 holds the stones of the player to move, channel 1 the
+    opponent's."""
+    own = self.position
+    other = self.position ^ self.mask
+    return jnp.stack([_cells(own), _cells(other)], axis=-1)
+
+  @property
+  def key(self) -> chex.Array:
+    """uint32[..., 2]: position + mask, a 64-bit exact transposition key."""
+    pos = bits.unpack(self.position)
+    mask = bits.unpack(self.mask)
+    lo, hi = bits.add(pos, mask)
+    illegal_end = self.ply != bits.popcount(mask)
+    hi = hi | jnp.where(illegal_end, _ILLEGAL_FLAG, jnp.uint32(0))
+    return bits.pack((lo, hi))
+
+
+@dataclasses.dataclass(frozen=True)
+class Connect4(base.Env):
+  """Connect-4 on a 7 x 6 board; player 0 moves first."""
+
+  @property
+  def id(self) -> str:
+    return "connect4"
+
+  @property
+  def num_actions(self) -> int:
+    return NUM_COLS
+
+  @property
+  def num_players(self) -> int:
+    return 2
+
+  @property
+  def max_game_length(self) -> int:
+    return NUM_CELLS
+
+  def _init(self, rng: jax.Array) -> State:
+    del rng
+    return State(
+        position=jnp.zeros(2, jnp.uint32),
+        mask=jnp.zeros(2, jnp.uint32),
+        ply=jnp.int32(0),
+        terminated=jnp.bool_(False),
+        rewards=jnp.zeros(2, jnp.float32),
+        winner=jnp.int32(-1),
+    )
+
+  def _step(self, state: State, action: jax.Array) -> State:
+    """Drops a stone in column `action` (int32 []) of one game."""
+    action = jnp.asarray(action, jnp.int32)
+    col = jnp.clip(action, 0, NUM_COLS - 1)
+    pos = bits.unpack(state.position)
+    mask = bits.unpack(state.mask)
+
+    column_full = bits.nonzero(bits.and_(mask, bits.bit(col * _H1 + NUM_ROWS - 1)))
+    legal = (action >= 0) & (action < NUM_COLS) & ~column_full
+    # Adding the column's bottom bit carries up to the first empty cell.
+    grown = bits.or_(mask, bits.add(mask, bits.bit(col * _H1)))
+    new_mask = (jnp.where(legal, grown[0], mask[0]),
+                jnp.where(legal, grown[1], mask[1]))
+    # The opponent's stones, who is to move next in every case.
+    new_pos = bits.xor(pos, mask)
+    mover_stones = bits.xor(new_pos, new_mask)
+
+    mover = state.current_player
+    ply = state.ply + 1
+    won = legal & has_four(mover_stones)
+    terminated = ~legal | won | (ply == NUM_CELLS)
+    winner = jnp.where(legal, jnp.where(won, mover, -1), 1 - mover)
+    player_ids = jnp.arange(2, dtype=jnp.int32)
+    rewards = jnp.where(winner < 0, 0.0,
+                        jnp.where(player_ids == winner, 1.0, -1.0)).astype(jnp.float32)
+    stepped = State(
+        position=bits.pack(new_pos),
+        mask=bits.pack(new_mask),
+        ply=ply,
+        terminated=terminated,
+        rewards=rewards,
+        winner=winner.astype(jnp.int32),
+    )
+    finished = state.replace(rewards=jnp.zeros_like(state.rewards))
+    return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
+
+
+def _has_four_int(stones: int) -> bool:
+  for d in (1, 7, 6, 8):
+    m = stones & (stones >> d)
+    if m & (m >> (2 * d)):
+      return True
+  return False
+
+
+def from_moves(moves: str) -> State:
+  """Position after `moves`, Pons' notation: columns '1'..'7', first player first.
+
+  Args:
+    moves: e.g. "4455"; surrounding whitespace is ignored.
+
+  Returns:
+    A single (unbatched) `State`; `rewards` are those of the last move.
+
+  Raises:
+    ValueError: on a character other than '1'..'7', a move in a full column,
+      or a move after the game has ended.
+  """
+  moves = moves.strip()
+  position, mask = 0, 0
+  winner, terminated = -1, False
+  ply = 0
+  for i, ch in enumerate(moves):
+    if ch not in "1234567":
+      raise ValueError(f"bad move {ch!r} at index {i} of {moves!r}: columns are '1'..'7'")
+    if terminated:
+      raise ValueError(f"move {ch!r} at index {i} of {moves!r} comes after the end of the game")
+    col = int(ch) - 1
+    if mask & (1 << (col * _H1 + NUM_ROWS - 1)):
+      raise ValueError(f"move {ch!r} at index {i} of {moves!r} plays in a full column")
+    position ^= mask
+    mask |= mask + (1 << (col * _H1))
+    ply += 1
+    if _has_four_int(position ^ mask):
+      winner, terminated = (ply - 1) % 2, True
+    elif ply == NUM_CELLS:
+      terminated = True
+  rewards = np.zeros(2, np.float32)
+  if winner >= 0:
+    rewards[:] = -1.0
+    rewards[winner] = 1.0
+  return State(
+      position=jnp.asarray(bits.from_int(position)),
+      mask=jnp.asarray(bits.from_int(mask)),
+      ply=jnp.int32(ply),
+      terminated=jnp.bool_(terminated),
+      rewards=jnp.asarray(rewards),
+      winner=jnp.int32(winner),
+  )
+
+
+def render(state: State) -> str:
+  """ASCII board of a single state: X = player 0, O = player 1, top row first."""
+  position = bits.to_int(state.position)
+  mask = bits.to_int(state.mask)
+  ply = int(state.ply)
+  x_stones = position if ply % 2 == 0 else position ^ mask
+  lines = []
+  for row in reversed(range(NUM_ROWS)):
+    cells = []
+    for col in range(NUM_COLS):
+      b = 1 << (col * _H1 + row)
+      cells.append("." if not mask & b else ("X" if x_stones & b else "O"))
+    lines.append(" ".join(cells))
+  lines.append(" ".join(str(c + 1) for c in range(NUM_COLS)))
+  return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""Network-free evaluators with the search's `eval_fn` signature.
+
+  eval_fn(params, rng, state) -> (prior_logits f32[..., A], value f32[...])
+
+`value` is from the point of view of `state.current_player`. The evaluators
+are frozen dataclasses, so they are hashable and compare by value: they can
+be static arguments of `jax.jit`, and equal configurations share one
+compiled function. They use only the env contract (`env.step`,
+`legal_action_mask`, `terminated`, `rewards`, `current_player`), so they work
+for every env.
+"""
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envs import base
+
+
+@dataclasses.dataclass(frozen=True)
+class UniformEval:
+  """Uniform prior (zero logits) and zero value for every state."""
+  env: base.Env
+
+  def __call__(self, params: Any, rng: jax.Array, state: Any) -> tuple[jax.Array, jax.Array]:
+    """Returns zero logits f32[..., A] and zero values f32[...]."""
+    del params, rng
+    shape = jnp.shape(state.legal_action_mask)
+    return jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:-1], jnp.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutEval:
+  """Zero logits; value = mean outcome of `num_rollouts` uniformly random
+  legal playouts per state, for the player to move in that state."""
+  env: base.Env
+  num_rollouts: int = 1
+
+  def __post_init__(self):
+    if self.num_rollouts < 1:
+      raise ValueError(f"num_rollouts must be >= 1, got {self.num_rollouts}")
+
+  def __call__(self, params: Any, rng: jax.Array, state: Any) -> tuple[jax.Array, jax.Array]:
+    """Plays random games to the end from each state.
+
+    Args:
+      params: unused.
+      rng: PRNG key.
+      state: states with batch dims `...` (usually [B]).
+
+    Returns:
+      prior_logits f32[..., A] (zeros) and value f32[...] in [-1, 1]; 0 for
+      terminated states.
+    """
+    del params
+    num_rollouts = self.num_rollouts
+    batch_shape = jnp.shape(state.terminated)
+    # One copy of each state per rollout, on a new trailing batch dim.
+    games = jax.tree.map(
+        lambda x: jnp.broadcast_to(
+            jnp.expand_dims(x, len(batch_shape)),
+            batch_shape + (num_rollouts,) + jnp.shape(x)[len(batch_shape):]),
+        state)
+    player = jnp.broadcast_to(
+        jnp.expand_dims(state.current_player, -1), batch_shape + (num_rollouts,))
+    returns = jnp.zeros(batch_shape + (num_rollouts,), jnp.float32)
+
+    def cond(carry):
+      i, games, _, _ = carry
+      return (i < self.env.max_game_length) & ~jnp.all(games.terminated)
+
+    def body(carry):
+      i, games, returns, rng = carry
+      rng, sub = jax.random.split(rng)
+      legal = games.legal_action_mask
+      # A state with no legal move is terminated, so its (no-op) action is moot.
+      logits = jnp.where(legal | ~jnp.any(legal, axis=-1, keepdims=True), 0.0, -jnp.inf)
+      actions = jax.random.categorical(sub, logits, axis=-1).astype(jnp.int32)
+      games = self.env.step(games, actions)
+      reward = jnp.take_along_axis(games.rewards, player[..., None], axis=-1)[..., 0]
+      return i + 1, games, returns + reward, rng
+
+    _, _, returns, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), games, returns, rng))
+    logits = jnp.zeros(jnp.shape(state.legal_action_mask), jnp.float32)
+    return logits, jnp.mean(returns, axis=-1)
+
+
+def uniform_eval(env: base.Env) -> UniformEval:
+  """eval_fn with zero prior logits and zero value."""
+  return UniformEval(env)
+
+
+def rollout_eval(env: base.Env, num_rollouts: int = 1) -> RolloutEval:
+  """eval_fn whose value is the mean of `num_rollouts` random playouts."""
+  return RolloutEval(env, num_rollouts)

@@ -1,0 +1,164 @@
+"""Nim: multi-pile (normal or misere play) and single-pile subtraction Nim(k, n).
+
+Rules. Players alternate; a move takes `take` >= 1 stones from one pile
+(at most `max_take`, which is the largest pile for classic Nim and `k` for
+subtraction Nim). Under normal play the player who takes the last stone wins;
+under misere play that player loses. Rewards are +1 / -1 at the end, 0 before.
+
+Actions: `pile * max_take + (take - 1)`, so A = num_piles * max_take.
+An illegal action ends the game with a loss for the mover (as pgx does).
+
+Ground truth: a normal-play position is lost for the mover iff the xor of the
+piles (nim-sum) is 0; misere differs only when every pile is <= 1 (then the
+mover loses iff the number of non-empty piles is odd). Subtraction Nim(k, n)
+is lost for the mover iff n % (k + 1) == 0.
+
+Key: exact. The piles are bit-packed into two uint32 lanes. The ply is left
+out by default: values are seen from the player to move and depend only on the
+piles, and every move removes stones, so the graph cannot have a cycle even
+when equal keys are reached at different depths. `ply_in_key=True` adds it
+(then equal keys also have equal depth, as for games that can repeat).
+"""
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from envs import base
+
+# Observation: each pile in fixed-width binary, so one network shape fits
+# every pile size up to 255.
+OBS_BITS = 8
+
+
+@chex.dataclass(frozen=True)
+class State:
+  piles: chex.Array              # int32[P]
+  ply: chex.Array                # int32
+  terminated: chex.Array         # bool
+  rewards: chex.Array            # f32[2], reward of the last move per player
+  legal_action_mask: chex.Array  # bool[A]
+  key: chex.Array                # uint32[2]
+
+  @property
+  def current_player(self) -> chex.Array:
+    return self.ply % 2
+
+  @property
+  def observation(self) -> chex.Array:
+    """f32[..., P * 8]: the piles in binary, least significant bit first."""
+    bits = (self.piles[..., None] >> jnp.arange(OBS_BITS)) & 1
+    return bits.reshape(bits.shape[:-2] + (-1,)).astype(jnp.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class Nim(base.Env):
+  """Nim with initial `piles`; `max_take` None means any number of stones."""
+  piles: tuple[int, ...] = (1, 3, 5, 7)
+  max_take: int | None = None
+  misere: bool = False
+  ply_in_key: bool = False
+
+  def __post_init__(self):
+    if not self.piles or any(p < 0 or p > 255 for p in self.piles):
+      raise ValueError(f"piles must be 1..255 stones each, got {self.piles}")
+    if self.max_take is not None and self.max_take < 1:
+      raise ValueError(f"max_take must be >= 1, got {self.max_take}")
+
+  @property
+  def id(self) -> str:
+    if self.max_take is not None and len(self.piles) == 1:
+      return f"nim:{self.max_take},{self.piles[0]}"
+    name = "nim-misere" if self.misere else "nim-piles"
+    return f"{name}:{','.join(map(str, self.piles))}"
+
+  @property
+  def take_limit(self) -> int:
+    return self.max_take if self.max_take is not None else max(self.piles)
+
+  @property
+  def num_actions(self) -> int:
+    return len(self.piles) * self.take_limit
+
+  @property
+  def max_game_length(self) -> int:
+    return sum(self.piles)
+
+  def _legal(self, piles):
+    takes = jnp.arange(1, self.take_limit + 1)
+    return (takes[None, :] <= piles[:, None]).reshape(-1)
+
+  def _key(self, piles, ply):
+    """Packs the piles (and ply) into two uint32 lanes, exactly."""
+    bits = max(max(self.piles), 1).bit_length()
+    ply_bits = max(self.max_game_length, 1).bit_length()
+    lanes = [jnp.uint32(0), jnp.uint32(0)]
+    offsets = [0, ply_bits]   # lane 1 starts with the ply
+    if self.ply_in_key:
+      lanes[1] = ply.astype(jnp.uint32)
+    for i in range(len(self.piles)):
+      lane = 0 if offsets[0] + bits <= 32 else 1
+      if offsets[lane] + bits > 32:
+        return _hash_piles(piles, ply if self.ply_in_key else jnp.zeros_like(ply))
+      lanes[lane] = lanes[lane] | (piles[i].astype(jnp.uint32) << offsets[lane])
+      offsets[lane] += bits
+    return jnp.stack(lanes)
+
+  def _init(self, rng):
+    del rng
+    piles = jnp.asarray(self.piles, jnp.int32)
+    ply = jnp.int32(0)
+    return State(piles=piles, ply=ply, terminated=jnp.bool_(False),
+                 rewards=jnp.zeros(2, jnp.float32),
+                 legal_action_mask=self._legal(piles) & (piles.sum() > 0),
+                 key=self._key(piles, ply))
+
+  def _step(self, state, action):
+    limit = self.take_limit
+    pile = jnp.clip(action // limit, 0, len(self.piles) - 1)
+    take = action % limit + 1
+    in_range = (action >= 0) & (action < self.num_actions)
+    legal = in_range & state.legal_action_mask[jnp.clip(action, 0, self.num_actions - 1)]
+    active = ~state.terminated
+    piles = jnp.where(active & legal, state.piles.at[pile].add(-take), state.piles)
+    emptied = piles.sum() == 0
+    mover = state.current_player
+    # +1 for the mover when it wins; misere flips the last-stone outcome.
+    mover_result = jnp.where(legal, jnp.where(emptied, -1.0 if self.misere else 1.0, 0.0), -1.0)
+    terminated = state.terminated | (active & (emptied | ~legal))
+    mover_result = jnp.where(active, mover_result, 0.0)
+    rewards = jnp.zeros(2, jnp.float32).at[mover].set(mover_result).at[1 - mover].set(-mover_result)
+    ply = state.ply + active.astype(jnp.int32)
+    return State(piles=piles, ply=ply, terminated=terminated, rewards=rewards,
+                 legal_action_mask=self._legal(piles) & ~terminated,
+                 key=self._key(piles, ply))
+
+
+def _hash_piles(piles, ply):
+  """Well-mixed 64-bit hash for pile sets too large to pack exactly."""
+  lo = jnp.uint32(0x9E3779B9) ^ ply.astype(jnp.uint32)
+  hi = jnp.uint32(0x85EBCA6B)
+  for i in range(piles.shape[0]):
+    lo = _mix32(lo ^ piles[i].astype(jnp.uint32) + jnp.uint32(i * 0x27D4EB2F))
+    hi = _mix32(hi + lo)
+  return jnp.stack([lo, hi])
+
+
+def _mix32(x):
+  x = x ^ (x >> 16)
+  x = x * jnp.uint32(0x7FEB352D)
+  x = x ^ (x >> 15)
+  x = x * jnp.uint32(0x846CA68B)
+  return x ^ (x >> 16)
+
+
+def nim_sum_lost(piles, misere: bool = False) -> bool:
+  """Host-side ground truth: is the position lost for the player to move?"""
+  xor = 0
+  for p in piles:
+    xor ^= p
+  if misere and all(p <= 1 for p in piles):
+    return sum(piles) % 2 == 1
+  return xor == 0

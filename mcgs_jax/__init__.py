@@ -1,0 +1,12 @@
+"""mcgs_jax: batched Monte-Carlo Graph Search in JAX."""
+
+from mcgs_jax.config import SearchConfig
+from mcgs_jax.graph import Graph, bytes_per_game
+from mcgs_jax.model import EnvModel, MctxModel, Model, Root, Transition, from_mctx
+from mcgs_jax.search import SearchOutput, SearchStats, init, search, simulate, summarize
+
+__all__ = [
+    "EnvModel", "Graph", "MctxModel", "Model", "Root", "SearchConfig", "SearchOutput",
+    "SearchStats", "Transition", "bytes_per_game", "from_mctx", "init", "search",
+    "simulate", "summarize",
+]

@@ -1,0 +1,67 @@
+"""Corrected backpropagation (paper Alg. 2) along one game's selection path.
+
+Walking up from the last edge, each edge gets a value from its parent's mover
+point of view: the plain value one step down through the edge (reward +
+discount * value), except above a transposition node, where it is the
+correction that pulls the edge's Q onto the node's updated value V*(s')
+(`selection.correction_value`). Each edge then takes a running-mean update
+and each node adds the value to its sum.
+
+Nodes on a path are distinct (keys include the ply, so the graph is acyclic),
+so all values can be computed from the pre-update statistics in one reverse
+scan, then written with one scatter per array.
+"""
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import config as config_lib
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import selection
+
+
+def path_values(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
+                config: config_lib.SearchConfig) -> chex.Array:
+  """f32[D]: the value each path edge receives (0 beyond `length`)."""
+  max_depth = path_nodes.shape[0]
+  visits = graph.visits[path_nodes]
+  value_sum = graph.value_sum[path_nodes]
+  transposition = (graph.num_parents[path_nodes] > 1) & (config.backup == "mcgs")
+  edge_visits = graph.edge_visits[path_nodes, path_actions].astype(jnp.float32)
+  edge_q = graph.edge_q[path_nodes, path_actions]
+  edge_reward = graph.edge_reward[path_nodes, path_actions]
+  edge_discount = graph.edge_discount[path_nodes, path_actions]
+
+  def step(value, i):
+    active = i < length
+    # `value` is what edge i receives; derive what edge i - 1 receives.
+    updated = graph_lib.node_value(visits[i] + 1, value_sum[i] + value)
+    up = jnp.maximum(i - 1, 0)
+    plain = edge_reward[up] + edge_discount[up] * value
+    target = edge_reward[up] + edge_discount[up] * updated
+    corrected = selection.correction_value(edge_visits[up], edge_q[up], target, config)
+    next_value = jnp.where(transposition[i], corrected, plain)
+    return jnp.where(active, next_value, value), jnp.where(active, value, 0.0)
+
+  _, values = jax.lax.scan(step, jnp.asarray(leaf_value, jnp.float32),
+                           jnp.arange(max_depth - 1, -1, -1))
+  return values[::-1]
+
+
+def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
+           config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """Backs `leaf_value` (value of the last path edge) up ONE game's path."""
+  values = path_values(graph, path_nodes, path_actions, length, leaf_value, config)
+  on_path = jnp.arange(path_nodes.shape[0]) < length
+  # Off-path entries point past the end and are dropped by the scatters.
+  nodes = jnp.where(on_path, path_nodes, graph.capacity)
+  edge_visits = graph.edge_visits[path_nodes, path_actions]
+  edge_q = graph.edge_q[path_nodes, path_actions]
+  new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
+  return graph.replace(
+      visits=graph.visits.at[nodes].add(1, mode="drop"),
+      value_sum=graph.value_sum.at[nodes].add(values, mode="drop"),
+      edge_visits=graph.edge_visits.at[nodes, path_actions].add(1, mode="drop"),
+      edge_q=graph.edge_q.at[nodes, path_actions].set(new_q, mode="drop"),
+  )

@@ -1,0 +1,75 @@
+"""Search hyperparameters: one frozen, hashable config (a static jit argument)."""
+
+import dataclasses
+
+BACKUP_MODES = ("mcgs", "tree", "tt_cache")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+  """Hyperparameters of `mcgs_jax.search`.
+
+  Attributes:
+    num_simulations: simulations per search (each ends with one backup).
+    backup: "mcgs" (the graph with corrected backpropagation), "tree" (plain
+      AlphaZero MCTS, no transpositions) or "tt_cache" (a tree whose network
+      results are reused from a transposition table).
+    c_init, c_base: exploration schedule c(s) = log((n + c_base + 1) / c_base)
+      + c_init, n = sum_b N(s, b).
+    q_init: Q of unvisited edges in selection (-1: pessimistic first play).
+    q_eps: a transposition whose value differs from the edge's Q by more than
+      this ends the simulation with a correction (no network call).
+    value_min, value_max: bounds of the backed-up correction value.
+    max_nodes: node capacity per game; default num_simulations + 1, enough
+      for any search. Smaller saves memory; overflow is counted, not fatal.
+    table_size: hash-table slots per game (a power of two); default the
+      smallest power of two >= 2 * max_nodes.
+    max_probes: slots inspected per lookup (linear probing); a key that finds
+      no free slot within them is not indexed (counted as table overflow).
+    max_depth: longest selection path; deeper paths stop and back up the
+      current estimate (counted as depth overflow).
+  """
+  num_simulations: int = 800
+  backup: str = "mcgs"
+  c_init: float = 2.5
+  c_base: float = 19652.0
+  q_init: float = -1.0
+  q_eps: float = 0.01
+  value_min: float = -1.0
+  value_max: float = 1.0
+  max_nodes: int | None = None
+  table_size: int | None = None
+  max_probes: int = 16
+  max_depth: int = 64
+
+  def __post_init__(self):
+    if self.backup not in BACKUP_MODES:
+      raise ValueError(f"backup must be one of {BACKUP_MODES}, got {self.backup!r}")
+    if self.num_simulations < 0:
+      raise ValueError(f"num_simulations must be >= 0, got {self.num_simulations}")
+    if self.max_nodes is not None and self.max_nodes < 1:
+      raise ValueError(f"max_nodes must be >= 1 (the root), got {self.max_nodes}")
+    if self.table_size is not None and (self.table_size < 1 or
+                                        self.table_size & (self.table_size - 1)):
+      raise ValueError(f"table_size must be a power of two, got {self.table_size}")
+    if self.max_probes < 1 or self.max_depth < 1:
+      raise ValueError("max_probes and max_depth must be >= 1")
+    if self.value_min >= self.value_max:
+      raise ValueError("value_min must be < value_max")
+
+  @property
+  def node_capacity(self) -> int:
+    return self.max_nodes if self.max_nodes is not None else self.num_simulations + 1
+
+  @property
+  def table_capacity(self) -> int:
+    if self.table_size is not None:
+      return self.table_size
+    size = 1
+    while size < 2 * self.node_capacity:
+      size *= 2
+    return size
+
+  @property
+  def uses_table(self) -> bool:
+    return self.backup in ("mcgs", "tt_cache")

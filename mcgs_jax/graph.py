@@ -1,0 +1,138 @@
+"""The search graph: fixed-capacity node and edge tensors for a batch of games.
+
+Shapes: B games, N node capacity, A actions, T hash-table slots.
+Node 0 is the root. Values are from the point of view of the player to move
+at the node (`value_sum`, `nn_value`) or at the edge's parent (`edge_q`).
+"""
+
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import hash_table
+
+# `child` codes for edges that lead to no node.
+UNEXPANDED = -1
+TERMINAL = -2   # the transition ends the game; its value is `edge_reward`
+ILLEGAL = -3
+
+STAT_FIELDS = (
+    "simulations",          # simulations that backed up a value
+    "nn_evals",             # leaves that needed the network (incl. the root)
+    "transposition_hits",   # new edges linked to an existing node (no network call)
+    "corrections",          # simulations stopped early at a diverged transposition
+    "tt_cache_hits",        # tt_cache mode: network results copied from the table
+    "terminal_visits",      # simulations that ended in a terminal transition
+    "node_overflows",       # leaves not stored: node arrays full
+    "table_overflows",      # nodes not indexed: no free slot within max_probes
+    "depth_overflows",      # simulations cut at max_depth
+    "nan_evals",            # network outputs with NaN, replaced (uniform prior, value 0)
+)
+
+
+@chex.dataclass(frozen=True)
+class Graph:
+  """Batched search graph. Every array has a leading batch axis B."""
+  # Nodes [B, N].
+  visits: chex.Array        # int32, includes the node's own evaluation
+  value_sum: chex.Array     # f32, V(s) = value_sum / visits
+  nn_value: chex.Array      # f32, the network's (or cache's) value
+  prior: chex.Array         # f32[B, N, A], 0 on illegal actions
+  num_parents: chex.Array   # int32, root 0, transposition node iff > 1
+  key: chex.Array           # uint32[B, N, 2]
+  embedding: Any            # pytree [B, N, ...]
+  # Edges [B, N, A].
+  child: chex.Array         # int32 node index or UNEXPANDED/TERMINAL/ILLEGAL
+  edge_visits: chex.Array   # int32 N(s, a)
+  edge_q: chex.Array        # f32 Q(s, a), running mean; meaningless when N = 0
+  edge_reward: chex.Array   # f32 reward of the transition (to the mover)
+  edge_discount: chex.Array  # f32, Q = reward + discount * V(child)
+  # Hash table [B, T].
+  table: hash_table.HashTable
+  # Counters [B].
+  nodes_used: chex.Array    # int32
+  stats: dict               # name -> int32[B], see STAT_FIELDS
+
+  @property
+  def batch_size(self) -> int:
+    return self.visits.shape[0]
+
+  @property
+  def capacity(self) -> int:
+    return self.visits.shape[-1]
+
+  @property
+  def num_actions(self) -> int:
+    return self.prior.shape[-1]
+
+
+def node_value(visits: chex.Array, value_sum: chex.Array) -> chex.Array:
+  """V = value_sum / visits, 0 for empty nodes (guarded division)."""
+  return jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1), 0.0)
+
+
+def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
+          embedding: Any) -> Graph:
+  """A graph with no nodes; `embedding` is one batch of states [B, ...]."""
+  b, n, a = batch_size, capacity, num_actions
+
+  def zeros(shape, dtype):
+    return jnp.zeros((b,) + shape, dtype)
+
+  table = jax.vmap(lambda _: hash_table.empty(table_size))(jnp.arange(b))
+  return Graph(
+      visits=zeros((n,), jnp.int32),
+      value_sum=zeros((n,), jnp.float32),
+      nn_value=zeros((n,), jnp.float32),
+      prior=zeros((n, a), jnp.float32),
+      num_parents=zeros((n,), jnp.int32),
+      key=zeros((n, 2), jnp.uint32),
+      embedding=jax.tree.map(
+          lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
+      child=jnp.full((b, n, a), UNEXPANDED, jnp.int32),
+      edge_visits=zeros((n, a), jnp.int32),
+      edge_q=zeros((n, a), jnp.float32),
+      edge_reward=zeros((n, a), jnp.float32),
+      edge_discount=zeros((n, a), jnp.float32),
+      table=table,
+      nodes_used=zeros((), jnp.int32),
+      stats={name: zeros((), jnp.int32) for name in STAT_FIELDS},
+  )
+
+
+def bytes_per_game(graph: Graph) -> int:
+  """Bytes of search state one game holds (all node, edge and table arrays)."""
+  leaves = jax.tree.leaves(graph)
+  return sum(x.size * x.dtype.itemsize for x in leaves) // graph.batch_size
+
+
+def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
+               value, num_parents) -> Graph:
+  """Stores a freshly evaluated node at `index` of ONE game's graph (unbatched
+  view); an index >= capacity writes nothing."""
+  def put(array, x):
+    return array.at[index].set(x, mode="drop")
+  return graph.replace(
+      visits=put(graph.visits, 1),
+      value_sum=put(graph.value_sum, value),
+      nn_value=put(graph.nn_value, value),
+      prior=put(graph.prior, prior),
+      num_parents=put(graph.num_parents, num_parents),
+      key=put(graph.key, key),
+      embedding=jax.tree.map(put, graph.embedding, embedding),
+      child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),
+      edge_visits=put(graph.edge_visits, 0),
+      edge_q=put(graph.edge_q, 0.0),
+      edge_reward=put(graph.edge_reward, 0.0),
+      edge_discount=put(graph.edge_discount, 0.0),
+  )
+
+
+def add_stats(graph: Graph, **increments) -> Graph:
+  """Adds int/bool increments to the named counters (one game's view)."""
+  stats = dict(graph.stats)
+  for name, inc in increments.items():
+    stats[name] = stats[name] + jnp.asarray(inc, jnp.int32)
+  return graph.replace(stats=stats)

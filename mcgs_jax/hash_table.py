@@ -1,0 +1,76 @@
+"""On-device open-addressing hash table from 64-bit keys to node indices.
+
+Keys are `uint32[2]` (two lanes of a 64-bit key). Linear probing over at most
+`max_probes` slots, inspected in one vectorised gather (no loop), and no
+deletion: a key absent before the first empty slot is absent. All functions
+act on one game's table; vmap them for a batch.
+"""
+
+import chex
+import jax
+import jax.numpy as jnp
+
+EMPTY = -1
+
+
+@chex.dataclass(frozen=True)
+class HashTable:
+  keys: chex.Array   # uint32[T, 2]
+  nodes: chex.Array  # int32[T], EMPTY where free
+
+
+def empty(size: int) -> HashTable:
+  """A table of `size` slots (a power of two)."""
+  return HashTable(keys=jnp.zeros((size, 2), jnp.uint32),
+                   nodes=jnp.full((size,), EMPTY, jnp.int32))
+
+
+def slot_of(key: chex.Array, size: int) -> chex.Array:
+  """Home slot of `key` uint32[2]: a murmur3-style mix of both lanes."""
+  x = key[0] ^ (key[1] * jnp.uint32(0x9E3779B1))
+  x = x ^ (x >> 16)
+  x = x * jnp.uint32(0x85EBCA6B)
+  x = x ^ (x >> 13)
+  x = x * jnp.uint32(0xC2B2AE35)
+  x = x ^ (x >> 16)
+  return (x & jnp.uint32(size - 1)).astype(jnp.int32)
+
+
+def find(table: HashTable, key: chex.Array, max_probes: int):
+  """Looks `key` up.
+
+  Returns:
+    node: int32, the node stored under `key`, or EMPTY.
+    free_slot: int32, where `key` would be inserted (the first empty slot of
+      its probe sequence), or EMPTY if it is present or no slot is free
+      within `max_probes`.
+  """
+  size = table.nodes.shape[0]
+  probes = min(max_probes, size)
+  slots = (slot_of(key, size) + jnp.arange(probes)) & (size - 1)
+  nodes = table.nodes[slots]
+  occupied = nodes != EMPTY
+  match = occupied & jnp.all(table.keys[slots] == key, axis=-1)
+  stop = match | ~occupied
+  first = jnp.argmax(stop)
+  any_stop = stop[first]
+  node = jnp.where(any_stop & match[first], nodes[first], EMPTY)
+  free_slot = jnp.where(any_stop & ~occupied[first], slots[first], EMPTY)
+  return node, free_slot
+
+
+def write(table: HashTable, slot: chex.Array, key: chex.Array,
+          node: chex.Array) -> HashTable:
+  """Stores `node` under `key` at `slot`; a negative slot writes nothing."""
+  size = table.nodes.shape[0]
+  index = jnp.where(slot >= 0, slot, size)  # out of bounds -> dropped
+  return HashTable(keys=table.keys.at[index].set(key, mode="drop"),
+                   nodes=table.nodes.at[index].set(node, mode="drop"))
+
+
+def insert(table: HashTable, key: chex.Array, node: chex.Array, max_probes: int):
+  """Inserts `key -> node` unless present. Returns (table, stored: bool)."""
+  found, free_slot = find(table, key, max_probes)
+  del found
+  return write(table, free_slot, key, node), free_slot >= 0
+

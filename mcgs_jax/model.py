@@ -1,0 +1,172 @@
+"""The contract between the search and a game.
+
+MCGS must know a state's transposition key before it pays for a network
+evaluation, so the game model (`Model.transition`) and the network (`eval_fn`)
+are two functions; mctx folds both into one `recurrent_fn`.
+
+  Model.root(state) -> Root(embedding, key, legal, terminal)          batched [B]
+  Model.transition(params, rng, embedding, action) -> Transition       batched [B]
+  eval_fn(params, rng, embedding) -> (prior_logits [B, A], value [B])  value for the player to move
+
+Values follow mctx: Q(s, a) = reward + discount * V(child), with `reward` to
+the player who moved and `discount` -1 when the opponent moves next (two-player
+zero-sum), +1 when the same player moves again (single-agent), 0 at the end.
+
+`EnvModel` wraps any env of this project (pgx field names plus `key`);
+`from_mctx` wraps an mctx `recurrent_fn` and a `key_fn`.
+"""
+
+import dataclasses
+from typing import Any, Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+
+
+@chex.dataclass(frozen=True)
+class Root:
+  embedding: Any       # pytree [B, ...]
+  key: chex.Array      # uint32[B, 2]
+  legal: chex.Array    # bool[B, A]
+  terminal: chex.Array  # bool[B]
+
+
+@chex.dataclass(frozen=True)
+class Transition:
+  embedding: Any        # pytree [B, ...], the child state
+  key: chex.Array       # uint32[B, 2]
+  reward: chex.Array    # f32[B], to the player who moved
+  discount: chex.Array  # f32[B], multiplies the child's value
+  terminal: chex.Array  # bool[B]
+  legal: chex.Array     # bool[B, A], the child's legal actions
+
+
+class Model:
+  """A game as the search sees it (subclasses are frozen, hashable)."""
+
+  num_actions: int
+
+  def root(self, state: Any) -> Root:
+    raise NotImplementedError
+
+  def transition(self, params: Any, rng: chex.PRNGKey, embedding: Any,
+                 action: chex.Array) -> Transition:
+    raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvModel(Model):
+  """Adapts an env whose states have pgx's fields plus `key` uint32[2]."""
+  env: Any
+
+  @property
+  def num_actions(self) -> int:
+    return self.env.num_actions
+
+  def root(self, state):
+    return Root(embedding=state, key=state.key, legal=state.legal_action_mask,
+                terminal=state.terminated)
+
+  def transition(self, params, rng, embedding, action):
+    del params, rng
+    child = self.env.step(embedding, action)
+    mover = embedding.current_player
+    reward = jnp.take_along_axis(child.rewards, mover[:, None], axis=1)[:, 0]
+    same_player = child.current_player == mover
+    discount = jnp.where(child.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
+    return Transition(embedding=child, key=child.key, reward=reward.astype(jnp.float32),
+                      discount=discount.astype(jnp.float32), terminal=child.terminated,
+                      legal=child.legal_action_mask & ~child.terminated[:, None])
+
+
+def as_model(env: Any) -> Model:
+  """A `Model` as it is, anything else wrapped as an env."""
+  return env if isinstance(env, Model) else EnvModel(env)
+
+
+# ----------------------------------------------------------------------------
+# mctx adapter.
+
+# mctx users mask illegal actions by giving them a (very) negative logit.
+ILLEGAL_LOGIT = -1e30
+
+
+@chex.dataclass(frozen=True)
+class MctxState:
+  """What the adapter stores per node: the user's embedding and the network
+  output its `recurrent_fn` produced for it."""
+  embedding: Any
+  prior_logits: chex.Array  # f32[B, A]
+  value: chex.Array         # f32[B]
+  key: chex.Array           # uint32[B, 2]
+  terminal: chex.Array      # bool[B]
+
+
+@dataclasses.dataclass(frozen=True)
+class MctxModel(Model):
+  """Runs an mctx `recurrent_fn(params, rng, action, embedding) ->
+  (mctx.RecurrentFnOutput, embedding)` under MCGS.
+
+  The network is called inside `recurrent_fn`, so transpositions save no
+  network time here (they still merge statistics and save memory). Keys come
+  from `key_fn(embedding) -> uint32[B, 2]`; a child is terminal when its
+  discount is 0; actions with logits <= -1e30 count as illegal.
+  """
+  recurrent_fn: Callable
+  key_fn: Callable
+  num_actions: int
+
+  def root(self, state: MctxState) -> Root:
+    return Root(embedding=state, key=state.key,
+                legal=(state.prior_logits > ILLEGAL_LOGIT) & ~state.terminal[:, None],
+                terminal=state.terminal)
+
+  def make_root(self, root_output: Any, invalid_actions: chex.Array | None = None,
+                terminal: chex.Array | None = None) -> MctxState:
+    """Builds the search's root state from an `mctx.RootFnOutput`."""
+    logits = root_output.prior_logits
+    if invalid_actions is not None:
+      logits = jnp.where(invalid_actions, 2 * ILLEGAL_LOGIT, logits)
+    batch = logits.shape[0]
+    if terminal is None:
+      terminal = jnp.zeros((batch,), bool)
+    return MctxState(embedding=root_output.embedding, prior_logits=logits,
+                     value=root_output.value, key=self.key_fn(root_output.embedding),
+                     terminal=terminal)
+
+  def transition(self, params, rng, embedding, action):
+    output, child = self.recurrent_fn(params, rng, action, embedding.embedding)
+    terminal = output.discount == 0
+    state = MctxState(embedding=child, prior_logits=output.prior_logits,
+                      value=output.value, key=self.key_fn(child), terminal=terminal)
+    return Transition(embedding=state, key=state.key, reward=output.reward,
+                      discount=output.discount, terminal=terminal,
+                      legal=(output.prior_logits > ILLEGAL_LOGIT) & ~terminal[:, None])
+
+
+@dataclasses.dataclass(frozen=True)
+class MctxEval:
+  """The eval_fn of the mctx adapter: the cached `recurrent_fn` output."""
+
+  def __call__(self, params, rng, state: MctxState):
+    del params, rng
+    return state.prior_logits, state.value
+
+
+def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int):
+  """Lets an mctx user keep their `recurrent_fn`.
+
+  Args:
+    recurrent_fn: mctx-style `(params, rng, action [B], embedding) ->
+      (mctx.RecurrentFnOutput, embedding)`. It must be hashable (a module-level
+      function or a frozen dataclass) to be a static jit argument.
+    key_fn: `embedding -> uint32[B, 2]` transposition key of each state.
+    num_actions: A.
+
+  Returns:
+    (model, eval_fn): pass them as `env` and `eval_fn` to `mcgs_jax.search`,
+    with `model.make_root(mctx.RootFnOutput(...), invalid_actions)` as state.
+  """
+  return MctxModel(recurrent_fn=recurrent_fn, key_fn=key_fn,
+                   num_actions=num_actions), MctxEval()

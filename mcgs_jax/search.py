@@ -1,0 +1,250 @@
+"""Batched Monte-Carlo Graph Search: init, one simulation, the full search.
+
+One simulation for all B games:
+  1. select (vmap): PUCT descent to the edge where the simulation ends;
+  2. ONE batched `Model.transition` for the games that reached an unexpanded edge;
+  3. lookup (vmap) of the children's keys in each game's hash table;
+  4. ONE batched `eval_fn` call;
+  5. expand + back up (vmap): link transpositions, store new nodes, index them,
+     and back the leaf value up the path (corrected in "mcgs" mode).
+"""
+
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import backup as backup_lib
+from mcgs_jax import config as config_lib
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import hash_table
+from mcgs_jax import model as model_lib
+from mcgs_jax import selection
+
+
+@chex.dataclass(frozen=True)
+class SearchStats:
+  """Per-game counters, each int32[B]; see `graph.STAT_FIELDS`."""
+  nodes_used: chex.Array
+  capacity_overflows: chex.Array   # node_overflows + table_overflows
+  simulations: chex.Array
+  nn_evals: chex.Array
+  transposition_hits: chex.Array
+  corrections: chex.Array
+  tt_cache_hits: chex.Array
+  terminal_visits: chex.Array
+  node_overflows: chex.Array
+  table_overflows: chex.Array
+  depth_overflows: chex.Array
+  nan_evals: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class SearchOutput:
+  action: chex.Array          # int32[B], most visited root action
+  action_weights: chex.Array  # f32[B, A], root visit distribution (0 on illegal)
+  root_value: chex.Array      # f32[B], V(root) from the root mover's view
+  q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
+  visit_counts: chex.Array    # int32[B, A]
+  stats: SearchStats
+  graph: graph_lib.Graph
+
+
+def _sanitize(logits, value, legal):
+  """Replaces NaN network outputs: uniform prior, value 0. Returns the prior
+  (softmax over legal actions, 0 elsewhere), the value and a NaN flag."""
+  bad_logits = jnp.any(jnp.isnan(logits) & legal, axis=-1)
+  bad_value = jnp.isnan(value)
+  logits = jnp.where(bad_logits[..., None], 0.0, logits)
+  masked = jnp.where(legal, logits, -jnp.inf)
+  top = jnp.max(masked, axis=-1, keepdims=True)
+  weights = jnp.where(legal, jnp.exp(masked - jnp.where(jnp.isfinite(top), top, 0.0)), 0.0)
+  total = weights.sum(axis=-1, keepdims=True)
+  prior = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1.0), 0.0)
+  return prior, jnp.where(bad_value, 0.0, value), bad_logits | bad_value
+
+
+def _evaluate(params, rng, eval_fn, embedding, legal, batch_size, num_actions):
+  logits, value = eval_fn(params, rng, embedding)
+  if logits.shape != (batch_size, num_actions) or value.shape != (batch_size,):
+    raise ValueError(
+        f"eval_fn must return prior_logits [B, A] = {(batch_size, num_actions)} and "
+        f"value [B] = {(batch_size,)}; got {logits.shape} and {value.shape}")
+  return _sanitize(logits.astype(jnp.float32), value.astype(jnp.float32), legal)
+
+
+def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
+         config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """A graph holding only the evaluated root of each game in `state` [B]."""
+  model = model_lib.as_model(env)
+  root = model.root(state)
+  if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
+    raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
+                     "search takes a batch of states (env.init(rng, batch_size=B))")
+  batch_size = root.key.shape[0]
+  num_actions = model.num_actions
+  chex.assert_shape(root.legal, (batch_size, num_actions))
+  chex.assert_shape(root.terminal, (batch_size,))
+  legal = root.legal & ~root.terminal[:, None]
+  prior, value, nan = _evaluate(params, rng, eval_fn, root.embedding, legal,
+                                batch_size, num_actions)
+  value = jnp.where(root.terminal, 0.0, value)
+
+  graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
+                          config.table_capacity, root.embedding)
+
+  def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
+    graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,
+                                 prior=prior, legal=legal, value=value, num_parents=0)
+    if config.uses_table:
+      table, stored = hash_table.insert(graph.table, key, jnp.int32(0), config.max_probes)
+      graph = graph.replace(table=table)
+      graph = graph_lib.add_stats(graph, table_overflows=~stored)
+    graph = graph.replace(nodes_used=jnp.int32(1))
+    return graph_lib.add_stats(graph, nn_evals=~terminal, nan_evals=nan & ~terminal)
+
+  return jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
+                            root.terminal, nan)
+
+
+def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan,
+                       config: config_lib.SearchConfig):
+  """Step 5 for ONE game."""
+  expand = sel.kind == selection.EXPAND
+  ends_game = expand & trans.terminal
+  hit = expand & ~trans.terminal & (found >= 0)
+  link = hit & (config.backup == "mcgs")
+  cache_hit = hit & (config.backup == "tt_cache")
+  new_node = expand & ~trans.terminal & ~link
+  needs_eval = new_node & ~cache_hit
+
+  safe_found = jnp.maximum(found, 0)
+  leaf_prior = jnp.where(cache_hit, graph.prior[safe_found], prior)
+  leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
+
+  index = graph.nodes_used
+  store = new_node & (index < graph.capacity)
+  graph = graph_lib.write_node(
+      graph, jnp.where(store, index, graph.capacity), key=trans.key,
+      embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
+      value=leaf_nn_value, num_parents=1)
+  indexed = store & (found < 0) & config.uses_table
+  table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
+
+  parent, action = sel.parent, sel.action
+  child_code = jnp.select([ends_game, link, store], [graph_lib.TERMINAL, found, index],
+                          graph.child[parent, action])
+  edge_row = jnp.where(expand, parent, graph.capacity)
+  graph = graph.replace(
+      table=table,
+      nodes_used=index + store,
+      num_parents=graph.num_parents.at[jnp.where(link, found, graph.capacity)].add(
+          1, mode="drop"),
+      child=graph.child.at[edge_row, action].set(child_code, mode="drop"),
+      edge_reward=graph.edge_reward.at[edge_row, action].set(trans.reward, mode="drop"),
+      edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),
+  )
+
+  linked_value = graph_lib.node_value(graph.visits[safe_found], graph.value_sum[safe_found])
+  expanded_value = trans.reward + trans.discount * jnp.where(
+      ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
+  leaf_value = jnp.where(expand, expanded_value, sel.value)
+  simulated = sel.kind != selection.NO_SIMULATION
+  graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions,
+                            jnp.where(simulated, sel.length, 0), leaf_value, config)
+  return graph_lib.add_stats(
+      graph,
+      simulations=simulated,
+      nn_evals=needs_eval,
+      transposition_hits=link,
+      corrections=sel.kind == selection.CORRECTION,
+      tt_cache_hits=cache_hit,
+      terminal_visits=ends_game | (sel.kind == selection.TERMINAL_EDGE),
+      node_overflows=new_node & ~store,
+      table_overflows=indexed & (free_slot < 0),
+      depth_overflows=sel.kind == selection.DEPTH_LIMIT,
+      nan_evals=needs_eval & nan,
+  )
+
+
+def _gather(tree, index):
+  """tree [B, N, ...], index int32[B] -> tree [B, ...]."""
+  return jax.tree.map(lambda x: jax.vmap(lambda row, i: row[i])(x, index), tree)
+
+
+def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
+             eval_fn: Any, config: config_lib.SearchConfig):
+  """Runs one simulation in every game. Returns (graph, Selection)."""
+  model = model_lib.as_model(env)
+  step_rng, eval_rng = jax.random.split(rng)
+  sel = jax.vmap(functools.partial(selection.select, config=config))(graph)
+  trans = model.transition(params, step_rng, _gather(graph.embedding, sel.parent),
+                           sel.action)
+  if config.uses_table:
+    found, free_slot = jax.vmap(
+        functools.partial(hash_table.find, max_probes=config.max_probes))(
+            graph.table, trans.key)
+  else:
+    found = free_slot = jnp.full((graph.batch_size,), -1, jnp.int32)
+  prior, nn_value, nan = _evaluate(params, eval_rng, eval_fn, trans.embedding,
+                                   trans.legal, graph.batch_size, graph.num_actions)
+  graph = jax.vmap(functools.partial(_expand_and_backup, config=config))(
+      graph, sel, trans, found, free_slot, prior, nn_value, nan)
+  return graph, sel
+
+
+def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig) -> SearchOutput:
+  """Reads the move choice and statistics off the root of each game."""
+  visits = graph.edge_visits[:, 0]
+  legal = graph.child[:, 0] != graph_lib.ILLEGAL
+  total = visits.sum(axis=-1, keepdims=True)
+  weights = jnp.where(total > 0, visits / jnp.maximum(total, 1), 0.0)
+  # Integer visits decide; the prior (< 1) only breaks ties.
+  score = jnp.where(legal, visits + 0.5 * graph.prior[:, 0], -1.0)
+  q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
+                       -jnp.inf)
+  stats = dict(graph.stats)
+  return SearchOutput(
+      action=jnp.argmax(score, axis=-1).astype(jnp.int32),
+      action_weights=weights.astype(jnp.float32),
+      root_value=graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0]),
+      q_values=q_values,
+      visit_counts=visits,
+      stats=SearchStats(
+          nodes_used=graph.nodes_used,
+          capacity_overflows=stats["node_overflows"] + stats["table_overflows"],
+          **stats),
+      graph=graph,
+  )
+
+
+def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
+           config: config_lib.SearchConfig) -> SearchOutput:
+  """Searches from every state of the batch `state` [B].
+
+  Args:
+    params: network parameters, passed to `eval_fn` (and to the model).
+    rng: a PRNG key.
+    state: a batch of env states (pgx fields plus `key` uint32[B, 2]), or the
+      root state of a custom `Model` (e.g. `MctxModel.make_root(...)`).
+    env: an env of this project, any env with the same state fields, or a
+      `mcgs_jax.Model`. Static (hashable).
+    eval_fn: `(params, rng, state [B]) -> (prior_logits [B, A], value [B])`,
+      the value for the player to move. Static (hashable).
+    config: `SearchConfig`. Static.
+
+  Returns:
+    SearchOutput. Jit with `static_argnames=("env", "eval_fn", "config")`.
+  """
+  init_rng, sim_rng = jax.random.split(rng)
+  graph = init(params, init_rng, state, env, eval_fn, config)
+
+  def body(i, graph):
+    graph, _ = simulate(params, jax.random.fold_in(sim_rng, i), graph, env, eval_fn,
+                        config)
+    return graph
+
+  graph = jax.lax.fori_loop(0, config.num_simulations, body, graph)
+  return summarize(graph, config)

@@ -1,0 +1,149 @@
+"""A plain-Python reference MCGS: dicts, floats, and the paper's Algorithms 1
+and 2 written literally, with the sign convention of DESIGN section 4
+(Q_phi = clip(N * (target - Q) + target)). Slow and obviously correct; the
+JAX search must agree with it simulation by simulation.
+
+Values are from the point of view of the player to move at a node; an edge's
+value is reward + discount * V(child) (discount -1 when the opponent moves
+next, 0 when the game ends).
+"""
+
+import math
+
+EXPAND, TERMINAL_EDGE, CORRECTION, DEPTH_LIMIT = "expand", "terminal", "correction", "depth"
+
+
+class Edge:
+  def __init__(self):
+    self.child = None       # Node, once expanded
+    self.terminal = False
+    self.n = 0
+    self.q = 0.0
+    self.reward = 0.0
+    self.discount = 0.0
+
+
+class Node:
+  def __init__(self, state, key, prior, legal, value):
+    self.state = state
+    self.key = key
+    self.prior = prior       # list of floats, 0 on illegal actions
+    self.legal = legal       # list of bools
+    self.nn_value = value
+    self.visits = 1          # the node's own evaluation
+    self.value_sum = value
+    self.num_parents = 1
+    self.edges = {a: Edge() for a, ok in enumerate(legal) if ok}
+
+  @property
+  def value(self):
+    return self.value_sum / self.visits
+
+
+class ReferenceMCGS:
+  """`transition(state, action) -> (child_state, key, reward, discount,
+  terminal, legal)` and `evaluate(state, key, legal) -> (prior, value)`."""
+
+  def __init__(self, transition, evaluate, root_state, root_key, root_legal, *,
+               backup="mcgs", c_init=2.5, c_base=19652.0, q_init=-1.0, q_eps=0.01,
+               value_min=-1.0, value_max=1.0, max_depth=64):
+    self.transition = transition
+    self.evaluate = evaluate
+    self.backup_mode = backup
+    self.c_init, self.c_base, self.q_init, self.q_eps = c_init, c_base, q_init, q_eps
+    self.value_min, self.value_max, self.max_depth = value_min, value_max, max_depth
+    self.table = {}          # key -> Node (mcgs, tt_cache)
+    self.nn_evals = 1
+    prior, value = evaluate(root_state, root_key, root_legal)
+    self.root = Node(root_state, root_key, prior, root_legal, value)
+    self.root.num_parents = 0
+    self.nodes = [self.root]
+    if backup != "tree":
+      self.table[root_key] = self.root
+
+  # Algorithm 1 plus PUCT (eq. 3, 4, 6).
+  def select_action(self, node):
+    total = sum(e.n for e in node.edges.values())
+    c = math.log((total + self.c_base + 1.0) / self.c_base) + self.c_init
+    best, best_score = None, -math.inf
+    for a in sorted(node.edges):
+      e = node.edges[a]
+      q = e.q if e.n > 0 else self.q_init
+      score = q + c * node.prior[a] * math.sqrt(total + 1.0) / (1.0 + e.n)
+      if score > best_score:
+        best, best_score = a, score
+    return best
+
+  def clip(self, v):
+    return max(self.value_min, min(v, self.value_max))
+
+  def simulate(self):
+    """One simulation; returns (list of actions on the path, kind)."""
+    node = self.root
+    trajectory = []
+    while True:
+      a = self.select_action(node)
+      trajectory.append((node, a))
+      edge = node.edges[a]
+      if edge.terminal:
+        value, kind = edge.reward, TERMINAL_EDGE
+        break
+      if edge.child is None:
+        value, kind = self.expand(node, a, edge), EXPAND
+        break
+      child = edge.child
+      target = edge.reward + edge.discount * child.value
+      if self.backup_mode == "mcgs" and child.num_parents > 1:
+        q_delta = edge.q - target
+        if abs(q_delta) > self.q_eps:
+          value, kind = self.clip(edge.n * (target - edge.q) + target), CORRECTION
+          break
+      if len(trajectory) >= self.max_depth:
+        value, kind = target, DEPTH_LIMIT
+        break
+      node = child
+    self.backpropagate(trajectory, value)
+    return [a for _, a in trajectory], kind
+
+  def expand(self, node, a, edge):
+    state, key, reward, discount, terminal, legal = self.transition(node.state, a)
+    edge.reward, edge.discount = reward, discount
+    if terminal:
+      edge.terminal = True
+      edge.discount = 0.0
+      return reward
+    existing = self.table.get(key)
+    if existing is not None and self.backup_mode == "mcgs":
+      edge.child = existing
+      existing.num_parents += 1
+      return reward + discount * existing.value
+    if existing is not None and self.backup_mode == "tt_cache":
+      prior, value = existing.prior, existing.nn_value
+    else:
+      prior, value = self.evaluate(state, key, legal)
+      self.nn_evals += 1
+    child = Node(state, key, prior, legal, value)
+    self.nodes.append(child)
+    if existing is None and self.backup_mode != "tree":
+      self.table[key] = child
+    edge.child = child
+    return reward + discount * value
+
+  # Algorithm 2.
+  def backpropagate(self, trajectory, value):
+    """`value` is what the last edge of the trajectory receives."""
+    q_target = None   # V*(s') of the transposition node just updated
+    for i in reversed(range(len(trajectory))):
+      node, a = trajectory[i]
+      edge = node.edges[a]
+      if i < len(trajectory) - 1:
+        if q_target is not None:
+          target = edge.reward + edge.discount * q_target
+          value = self.clip(edge.n * (target - edge.q) + target) if edge.n > 0 else target
+        else:
+          value = edge.reward + edge.discount * value
+      edge.q = (edge.q * edge.n + value) / (edge.n + 1)
+      edge.n += 1
+      node.value_sum += value
+      node.visits += 1
+      q_target = node.value if self.backup_mode == "mcgs" and node.num_parents > 1 else None
