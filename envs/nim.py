@@ -162,3 +162,51 @@ def nim_sum_lost(piles, misere: bool = False) -> bool:
   if misere and all(p <= 1 for p in piles):
     return sum(piles) % 2 == 1
   return xor == 0
+
+
+def lost_for_mover(env: Nim, piles) -> bool:
+  """Host-side ground truth for any Nim variant of `env`."""
+  if env.max_take is not None and len(env.piles) == 1 and env.max_take < max(env.piles):
+    return piles[0] % (env.max_take + 1) == 0
+  return nim_sum_lost(piles, env.misere)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExactEval:
+  """Perfect evaluator: value +1 if the player to move wins with best play,
+  -1 if it loses (closed forms in the module docstring); uniform prior."""
+  env: Nim
+
+  def __call__(self, params, rng, state):
+    del params, rng
+    piles = state.piles
+    if self.env.max_take is not None and len(self.env.piles) == 1:
+      lost = piles[..., 0] % (self.env.max_take + 1) == 0
+    else:
+      xor = piles[..., 0]
+      for i in range(1, piles.shape[-1]):
+        xor = xor ^ piles[..., i]
+      lost = xor == 0
+      if self.env.misere:
+        small = jnp.all(piles <= 1, axis=-1)
+        lost = jnp.where(small, piles.sum(-1) % 2 == 1, lost)
+    value = jnp.where(lost, -1.0, 1.0)
+    value = jnp.where(state.terminated, 0.0, value)
+    return jnp.zeros(state.legal_action_mask.shape, jnp.float32), value.astype(jnp.float32)
+
+
+def all_positions(env: Nim) -> list[tuple[int, ...]]:
+  """Every pile configuration reachable from the start (host side)."""
+  import itertools
+  return list(itertools.product(*[range(p + 1) for p in env.piles]))
+
+
+def state_from_piles(env: Nim, piles) -> State:
+  """A state with the given piles, player 0 to move (ply 0)."""
+  piles = jnp.asarray(piles, jnp.int32)
+  ply = jnp.int32(0)
+  terminated = jnp.bool_(int(sum(int(p) for p in piles)) == 0)
+  return State(piles=piles, ply=ply, terminated=terminated,
+               rewards=jnp.zeros(2, jnp.float32),
+               legal_action_mask=env._legal(piles) & ~terminated,
+               key=env._key(piles, ply))

@@ -12,7 +12,7 @@ import envs
 import mcgs_jax
 from mcgs_jax import graph as graph_lib
 from tests import reference_mcgs
-from tests.hash_eval import HashEval, hash_eval_py
+from tests.fake_evals import HashEval, hash_eval_py
 
 STATIC = ("env", "eval_fn", "config")
 init_jit = jax.jit(mcgs_jax.init, static_argnames=STATIC)

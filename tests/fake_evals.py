@@ -1,10 +1,15 @@
-"""A deterministic 'network' for tests: prior logits and value are a hash of
-the state's key, computed identically in JAX and in plain Python, so the JAX
-search and the reference see the same numbers for the same state."""
+"""Stand-in networks for tests.
+
+HashEval: prior logits and value are a hash of the state's key, computed
+identically in JAX and in plain Python, so the JAX search and the reference
+see the same numbers for the same state. RandomEval: random outputs drawn
+from the rng (new searches without recompiling). NaNEval: a broken network.
+"""
 
 import dataclasses
 import math
 
+import jax
 import jax.numpy as jnp
 
 M32 = 0xFFFFFFFF
@@ -56,3 +61,29 @@ class HashEval:
              jnp.uint32(0x632BE5AB))
     logits = (_mix_jnp(h[:, None] + salts[None, :]) & 0xFF).astype(jnp.float32) / 64.0 * self.logit_scale
     return logits, value
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomEval:
+  """Random logits and values in [-1, 1] drawn from `rng`."""
+  num_actions: int
+
+  def __call__(self, params, rng, state):
+    del params
+    batch = state.key.shape[0]
+    logit_rng, value_rng = jax.random.split(rng)
+    logits = 2.0 * jax.random.normal(logit_rng, (batch, self.num_actions))
+    value = jax.random.uniform(value_rng, (batch,), minval=-1.0, maxval=1.0)
+    return logits, value
+
+
+@dataclasses.dataclass(frozen=True)
+class NaNEval:
+  """NaN everywhere for the games whose key's low bit is set."""
+  num_actions: int
+
+  def __call__(self, params, rng, state):
+    del params, rng
+    bad = (state.key[:, 0] & 1) == 1
+    logits = jnp.where(bad[:, None], jnp.nan, jnp.zeros((bad.shape[0], self.num_actions)))
+    return logits, jnp.where(bad, jnp.nan, 0.5)

@@ -1,0 +1,83 @@
+"""Structural invariants of a search graph, checked on host copies."""
+
+import numpy as np
+
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import hash_table
+
+
+def check_graph(g, b, config, legal_of=None):
+  """Asserts the invariants of game `b` of the host graph `g`.
+
+  Args:
+    g: a graph fetched with `jax.device_get`.
+    b: the game index.
+    config: the search's `SearchConfig`.
+    legal_of: optional `node_index -> bool[A]`, the legal mask of the node's
+      stored state, to check that no illegal action has an edge.
+  """
+  used = int(g.nodes_used[b])
+  child = g.child[b, :used]
+  edge_visits = g.edge_visits[b, :used]
+  visits = g.visits[b, :used]
+  assert 1 <= used <= g.visits.shape[1]
+  # Every stored child index points at a stored node.
+  assert np.all((child < used) & (child >= graph_lib.ILLEGAL))
+  # Visit conservation: a node's visits are its own evaluation plus one per
+  # simulation that left it through an edge.
+  np.testing.assert_array_equal(visits, 1 + edge_visits.sum(axis=-1))
+  assert edge_visits[0].sum() == g.stats["simulations"][b]
+  # Values in range.
+  visited = edge_visits > 0
+  q = g.edge_q[b, :used][visited]
+  assert np.all((q >= config.value_min - 1e-5) & (q <= config.value_max + 1e-5))
+  v = g.value_sum[b, :used] / visits
+  assert np.all((v >= config.value_min - 1e-5) & (v <= config.value_max + 1e-5))
+  assert np.all(np.isfinite(g.prior[b, :used]))
+  # Illegal edges are never visited and have no prior mass.
+  illegal = child == graph_lib.ILLEGAL
+  assert not np.any(visited & illegal)
+  assert np.all(g.prior[b, :used][illegal] == 0)
+  if legal_of is not None:
+    for i in range(used):
+      np.testing.assert_array_equal(~illegal[i], legal_of(i))
+  # Parent counts.
+  parents = np.zeros(used, np.int64)
+  for c in child[child >= 0]:
+    parents[c] += 1
+  np.testing.assert_array_equal(parents, g.num_parents[b, :used])
+  assert parents[0] == 0
+  if config.backup != "mcgs":
+    assert np.all(parents[1:] == 1)
+  # Acyclic, and every node reachable from the root.
+  order = _topological_order(child, used)
+  assert len(order) == used, "cycle or unreachable node"
+  # Hash table: every indexed key sits at its node, keys are unique.
+  if config.uses_table:
+    nodes = g.table.nodes[b]
+    stored = nodes != hash_table.EMPTY
+    table_keys = g.table.keys[b][stored]
+    np.testing.assert_array_equal(table_keys, g.key[b][nodes[stored]])
+    assert len({tuple(k) for k in table_keys}) == len(table_keys)
+    if g.stats["table_overflows"][b] == 0:
+      graph_keys = {tuple(k) for k in g.key[b, :used]}
+      assert graph_keys == {tuple(k) for k in table_keys}
+      if config.backup == "mcgs":
+        assert stored.sum() == used == len(graph_keys)   # one node per key
+  return order
+
+
+def _topological_order(child, used):
+  indegree = np.zeros(used, np.int64)
+  for c in child[child >= 0]:
+    indegree[c] += 1
+  frontier = [0] if indegree[0] == 0 else []
+  order = []
+  while frontier:
+    n = frontier.pop()
+    order.append(n)
+    for c in child[n][child[n] >= 0]:
+      indegree[c] -= 1
+      if indegree[c] == 0:
+        frontier.append(c)
+  return order
