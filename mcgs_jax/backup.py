@@ -9,7 +9,7 @@ and each node adds the value to its sum.
 
 Nodes on a path are distinct (keys include the ply, so the graph is acyclic),
 so all values can be computed from the pre-update statistics in one reverse
-scan, then written with one scatter per array.
+loop, then written with one scatter per array.
 """
 
 import chex
@@ -33,20 +33,22 @@ def path_values(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_v
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
 
-  def step(value, i):
-    active = i < length
+  def body(carry):
+    i, value, values = carry
     # `value` is what edge i receives; derive what edge i - 1 receives.
+    values = values.at[i].set(value)
     updated = graph_lib.node_value(visits[i] + 1, value_sum[i] + value)
     up = jnp.maximum(i - 1, 0)
     plain = edge_reward[up] + edge_discount[up] * value
     target = edge_reward[up] + edge_discount[up] * updated
     corrected = selection.correction_value(edge_visits[up], edge_q[up], target, config)
-    next_value = jnp.where(transposition[i], corrected, plain)
-    return jnp.where(active, next_value, value), jnp.where(active, value, 0.0)
+    return i - 1, jnp.where(transposition[i], corrected, plain), values
 
-  _, values = jax.lax.scan(step, jnp.asarray(leaf_value, jnp.float32),
-                           jnp.arange(max_depth - 1, -1, -1))
-  return values[::-1]
+  # A loop over the path's own length (not max_depth): paths are short.
+  _, _, values = jax.lax.while_loop(
+      lambda carry: carry[0] >= 0, body,
+      (length - 1, jnp.asarray(leaf_value, jnp.float32), jnp.zeros((max_depth,), jnp.float32)))
+  return values
 
 
 def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
