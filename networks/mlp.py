@@ -14,7 +14,6 @@ from typing import Any, Sequence
 
 import chex
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
 
 
