@@ -61,9 +61,12 @@ def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
   edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
   new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
+  # Writing gathered + 1 (rather than scatter-adding a constant) makes each
+  # scatter depend on its gather, so XLA updates the arrays in place instead
+  # of copying them; the nodes are distinct, so this equals an add.
   return graph.replace(
-      visits=graph.visits.at[nodes].add(1, mode="drop"),
+      visits=graph.visits.at[nodes].set(graph.visits[path_nodes] + 1, mode="drop"),
       value_sum=graph.value_sum.at[nodes].add(values, mode="drop"),
-      edge_visits=graph.edge_visits.at[nodes, path_actions].add(1, mode="drop"),
+      edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
       edge_q=graph.edge_q.at[nodes, path_actions].set(new_q, mode="drop"),
   )

@@ -140,8 +140,9 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
   graph = graph.replace(
       table=table,
       nodes_used=index + store,
-      num_parents=graph.num_parents.at[jnp.where(link, found, graph.capacity)].add(
-          1, mode="drop"),
+      # gathered + 1, not a scatter-add: keeps the update in place (backup.py).
+      num_parents=graph.num_parents.at[jnp.where(link, found, graph.capacity)].set(
+          graph.num_parents[safe_found] + 1, mode="drop"),
       child=graph.child.at[edge_row, action].set(child_code, mode="drop"),
       edge_reward=graph.edge_reward.at[edge_row, action].set(trans.reward, mode="drop"),
       edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),
