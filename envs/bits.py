@@ -127,3 +127,12 @@ def bit(index: jax.Array) -> U64:
   in_hi = (index >= 32) & (index < 64)
   return (jnp.where(in_lo, one << lo_shift, jnp.uint32(0)),
           jnp.where(in_hi, one << hi_shift, jnp.uint32(0)))
+
+
+def mix32(x: jax.Array) -> jax.Array:
+  """murmur3's 32-bit finaliser: a well-mixed uint32 hash of a uint32."""
+  x = x ^ (x >> 16)
+  x = x * jnp.uint32(0x85EBCA6B)
+  x = x ^ (x >> 13)
+  x = x * jnp.uint32(0xC2B2AE35)
+  return x ^ (x >> 16)

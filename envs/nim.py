@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from envs import base
+from envs import bits
 
 # Observation: each pile in fixed-width binary, so one network shape fits
 # every pile size up to 255.
@@ -49,8 +50,8 @@ class State:
   @property
   def observation(self) -> chex.Array:
     """f32[..., P * 8]: the piles in binary, least significant bit first."""
-    bits = (self.piles[..., None] >> jnp.arange(OBS_BITS)) & 1
-    return bits.reshape(bits.shape[:-2] + (-1,)).astype(jnp.float32)
+    planes = (self.piles[..., None] >> jnp.arange(OBS_BITS)) & 1
+    return planes.reshape(planes.shape[:-2] + (-1,)).astype(jnp.float32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,18 +93,18 @@ class Nim(base.Env):
 
   def _key(self, piles, ply):
     """Packs the piles (and ply) into two uint32 lanes, exactly."""
-    bits = max(max(self.piles), 1).bit_length()
+    pile_bits = max(max(self.piles), 1).bit_length()
     ply_bits = max(self.max_game_length, 1).bit_length()
     lanes = [jnp.uint32(0), jnp.uint32(0)]
     offsets = [0, ply_bits]   # lane 1 starts with the ply
     if self.ply_in_key:
       lanes[1] = ply.astype(jnp.uint32)
     for i in range(len(self.piles)):
-      lane = 0 if offsets[0] + bits <= 32 else 1
-      if offsets[lane] + bits > 32:
+      lane = 0 if offsets[0] + pile_bits <= 32 else 1
+      if offsets[lane] + pile_bits > 32:
         return _hash_piles(piles, ply if self.ply_in_key else jnp.zeros_like(ply))
       lanes[lane] = lanes[lane] | (piles[i].astype(jnp.uint32) << offsets[lane])
-      offsets[lane] += bits
+      offsets[lane] += pile_bits
     return jnp.stack(lanes)
 
   def _init(self, rng):
@@ -141,17 +142,10 @@ def _hash_piles(piles, ply):
   lo = jnp.uint32(0x9E3779B9) ^ ply.astype(jnp.uint32)
   hi = jnp.uint32(0x85EBCA6B)
   for i in range(piles.shape[0]):
-    lo = _mix32(lo ^ piles[i].astype(jnp.uint32) + jnp.uint32(i * 0x27D4EB2F))
-    hi = _mix32(hi + lo)
+    salt = jnp.uint32((i * 0x27D4EB2F) & 0xFFFFFFFF)
+    lo = bits.mix32(lo ^ (piles[i].astype(jnp.uint32) + salt))
+    hi = bits.mix32(hi + lo)
   return jnp.stack([lo, hi])
-
-
-def _mix32(x):
-  x = x ^ (x >> 16)
-  x = x * jnp.uint32(0x7FEB352D)
-  x = x ^ (x >> 15)
-  x = x * jnp.uint32(0x846CA68B)
-  return x ^ (x >> 16)
 
 
 def nim_sum_lost(piles, misere: bool = False) -> bool:

@@ -12,6 +12,8 @@ import math
 import jax
 import jax.numpy as jnp
 
+from envs import bits
+
 M32 = 0xFFFFFFFF
 
 
@@ -21,14 +23,6 @@ def _mix_py(x):
   x = (x * 0x85EBCA6B) & M32
   x ^= x >> 13
   x = (x * 0xC2B2AE35) & M32
-  return x ^ (x >> 16)
-
-
-def _mix_jnp(x):
-  x = x ^ (x >> 16)
-  x = x * jnp.uint32(0x85EBCA6B)
-  x = x ^ (x >> 13)
-  x = x * jnp.uint32(0xC2B2AE35)
   return x ^ (x >> 16)
 
 
@@ -55,11 +49,11 @@ class HashEval:
   def __call__(self, params, rng, state):
     del params, rng
     key = state.key
-    h = _mix_jnp(key[:, 0] ^ _mix_jnp(key[:, 1] + jnp.uint32(0x9E3779B9)))
+    h = bits.mix32(key[:, 0] ^ bits.mix32(key[:, 1] + jnp.uint32(0x9E3779B9)))
     value = ((h & 0xFF).astype(jnp.float32) / 128.0 - 1.0) * self.value_scale
     salts = (jnp.arange(1, self.num_actions + 1, dtype=jnp.uint32) *
              jnp.uint32(0x632BE5AB))
-    logits = (_mix_jnp(h[:, None] + salts[None, :]) & 0xFF).astype(jnp.float32) / 64.0 * self.logit_scale
+    logits = (bits.mix32(h[:, None] + salts[None, :]) & 0xFF).astype(jnp.float32) / 64.0 * self.logit_scale
     return logits, value
 
 

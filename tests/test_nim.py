@@ -108,3 +108,10 @@ def test_exact_eval_matches_minimax(game_id):
   _, value = nim.ExactEval(env)(None, None, states)
   for p, v in zip(positions, np.asarray(value)):
     assert (v < 0) == solve(p) == nim.lost_for_mover(env, p), p
+
+
+def test_hashed_key_for_large_pile_sets():
+  env = nim.Nim(piles=(255,) * 9)   # 72 bits of piles: hashed, not packed
+  positions = [(255,) * 9, (254,) + (255,) * 8, (255,) * 8 + (254,), (0,) * 9, (1,) * 9]
+  keys = {tuple(np.asarray(nim.state_from_piles(env, p).key).tolist()) for p in positions}
+  assert len(keys) == len(positions)
