@@ -10,10 +10,10 @@
 
 from envs import connect4
 from envs import nim
-from envs.base import Env
+from envs.base import Env, stack
 from envs.evaluators import rollout_eval, uniform_eval
 
-__all__ = ["Env", "connect4", "make", "nim", "rollout_eval", "uniform_eval"]
+__all__ = ["Env", "connect4", "make", "nim", "rollout_eval", "stack", "uniform_eval"]
 
 
 def _ints(text: str, game_id: str) -> tuple[int, ...]:

@@ -72,6 +72,7 @@ def batch_ndim(state: Any) -> int:
   return jnp.ndim(state.ply)
 
 
-def split_u64(value: int) -> tuple[int, int]:
-  """Python int -> (low, high) uint32 lanes."""
-  return value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF
+def stack(states: list[Any]) -> Any:
+  """A batch [B] from a list of B single states."""
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+

@@ -21,6 +21,7 @@ when equal keys are reached at different depths. `ply_in_key=True` adds it
 """
 
 import dataclasses
+import itertools
 
 import chex
 import jax
@@ -107,14 +108,16 @@ class Nim(base.Env):
       offsets[lane] += pile_bits
     return jnp.stack(lanes)
 
+  def _state(self, piles, ply, terminated, rewards) -> State:
+    """A state whose legal mask and key follow from its piles and ply."""
+    return State(piles=piles, ply=ply, terminated=terminated, rewards=rewards,
+                 legal_action_mask=self._legal(piles) & ~terminated,
+                 key=self._key(piles, ply))
+
   def _init(self, rng):
     del rng
-    piles = jnp.asarray(self.piles, jnp.int32)
-    ply = jnp.int32(0)
-    return State(piles=piles, ply=ply, terminated=jnp.bool_(False),
-                 rewards=jnp.zeros(2, jnp.float32),
-                 legal_action_mask=self._legal(piles) & (piles.sum() > 0),
-                 key=self._key(piles, ply))
+    return self._state(jnp.asarray(self.piles, jnp.int32), jnp.int32(0),
+                       jnp.bool_(False), jnp.zeros(2, jnp.float32))
 
   def _step(self, state, action):
     limit = self.take_limit
@@ -131,10 +134,7 @@ class Nim(base.Env):
     terminated = state.terminated | (active & (emptied | ~legal))
     mover_result = jnp.where(active, mover_result, 0.0)
     rewards = jnp.zeros(2, jnp.float32).at[mover].set(mover_result).at[1 - mover].set(-mover_result)
-    ply = state.ply + active.astype(jnp.int32)
-    return State(piles=piles, ply=ply, terminated=terminated, rewards=rewards,
-                 legal_action_mask=self._legal(piles) & ~terminated,
-                 key=self._key(piles, ply))
+    return self._state(piles, state.ply + active.astype(jnp.int32), terminated, rewards)
 
 
 def _hash_piles(piles, ply):
@@ -160,7 +160,7 @@ def nim_sum_lost(piles, misere: bool = False) -> bool:
 
 def lost_for_mover(env: Nim, piles) -> bool:
   """Host-side ground truth for any Nim variant of `env`."""
-  if env.max_take is not None and len(env.piles) == 1 and env.max_take < max(env.piles):
+  if env.max_take is not None and len(env.piles) == 1:
     return piles[0] % (env.max_take + 1) == 0
   return nim_sum_lost(piles, env.misere)
 
@@ -191,16 +191,10 @@ class ExactEval:
 
 def all_positions(env: Nim) -> list[tuple[int, ...]]:
   """Every pile configuration reachable from the start (host side)."""
-  import itertools
   return list(itertools.product(*[range(p + 1) for p in env.piles]))
 
 
 def state_from_piles(env: Nim, piles) -> State:
   """A state with the given piles, player 0 to move (ply 0)."""
-  piles = jnp.asarray(piles, jnp.int32)
-  ply = jnp.int32(0)
-  terminated = jnp.bool_(int(sum(int(p) for p in piles)) == 0)
-  return State(piles=piles, ply=ply, terminated=terminated,
-               rewards=jnp.zeros(2, jnp.float32),
-               legal_action_mask=env._legal(piles) & ~terminated,
-               key=env._key(piles, ply))
+  return env._state(jnp.asarray(piles, jnp.int32), jnp.int32(0),
+                    jnp.bool_(sum(piles) == 0), jnp.zeros(2, jnp.float32))

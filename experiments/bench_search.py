@@ -96,14 +96,13 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int,
   """`mctx.muzero_policy` with `env` (pgx's `connect_four`, or ours: the
   fields it reads are the same) as the model."""
 
-  def evaluate(params, state):
-    return network.apply(params, state.observation.astype(jnp.float32))
+  eval_fn = MLPEval(network)   # the same network call as the mcgs_jax contestants
 
   def recurrent_fn(params, rng, action, state):
     del rng
     mover = state.current_player
     state = jax.vmap(env.step)(state, action)
-    logits, value = evaluate(params, state)
+    logits, value = eval_fn(params, None, state)
     logits = logits - jnp.max(logits, axis=-1, keepdims=True)
     logits = jnp.where(state.legal_action_mask, logits, jnp.finfo(jnp.float32).min)
     reward = state.rewards[jnp.arange(state.rewards.shape[0]), mover]
@@ -114,7 +113,7 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int,
 
   @jax.jit
   def search(params, rng, state):
-    logits, value = evaluate(params, state)
+    logits, value = eval_fn(params, None, state)
     root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
     return mctx.muzero_policy(params, rng, root, recurrent_fn,
                               num_simulations=num_simulations,

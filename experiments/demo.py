@@ -24,12 +24,13 @@ def main(argv=None):
   args = parser.parse_args(argv)
 
   env = envs.make("connect4")
-  state = jax.tree.map(lambda x: x[None], envs.connect4.from_moves(args.moves))
+  position = envs.connect4.from_moves(args.moves)
+  state = envs.stack([position])
   eval_fn = envs.rollout_eval(env, num_rollouts=args.rollouts)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
   rng = jax.random.PRNGKey(args.seed)
 
-  print(envs.connect4.render(envs.connect4.from_moves(args.moves)))
+  print(envs.connect4.render(position))
   print(f"position '{args.moves}', {args.simulations} simulations, "
         f"{args.rollouts} random playouts per leaf\n")
   results = {}

@@ -33,16 +33,12 @@ def connect4_positions(count):
   return [line.split()[0] for line in lines if line.strip()]
 
 
-def batch_of(states):
-  return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
-
-
 def workloads():
   nim = envs.make("nim")
   c4 = envs.make("connect4")
   net = MLP(num_actions=7)
   params = init_params(net, jax.random.PRNGKey(0), jnp.zeros((1, 6, 7, 2)))
-  empty = batch_of([envs.connect4.from_moves("")])
+  empty = envs.stack([envs.connect4.from_moves("")])
   middle = connect4_positions(16)
   yield "nim 1,3,5,7", "uniform", nim, nim.init(jax.random.PRNGKey(0), 1), envs.uniform_eval(nim), None
   yield "nim 1,3,5,7", "rollouts x8", nim, nim.init(jax.random.PRNGKey(0), 1), envs.rollout_eval(nim, 8), None
@@ -50,7 +46,7 @@ def workloads():
   yield "connect4 empty", "rollouts x8", c4, empty, envs.rollout_eval(c4, 8), None
   yield "connect4 empty", "MLP (random init)", c4, empty, MLPEval(net), params
   if middle:
-    states = batch_of([envs.connect4.from_moves(m) for m in middle])
+    states = envs.stack([envs.connect4.from_moves(m) for m in middle])
     yield "connect4 L2 x16", "rollouts x8", c4, states, envs.rollout_eval(c4, 8), None
 
 

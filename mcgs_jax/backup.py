@@ -7,12 +7,11 @@ correction that pulls the edge's Q onto the node's updated value V*(s')
 (`selection.correction_value`). Each edge then takes a running-mean update
 and each node adds the value to its sum.
 
-Nodes on a path are distinct (keys include the ply, so the graph is acyclic),
-so all values can be computed from the pre-update statistics in one reverse
+Nodes on a path are distinct (the graph is acyclic: keys include the ply, or
+the game cannot return to a position), so all values can be computed from the pre-update statistics in one reverse
 loop, then written with one scatter per array.
 """
 
-import chex
 import jax
 import jax.numpy as jnp
 
@@ -21,14 +20,15 @@ from mcgs_jax import graph as graph_lib
 from mcgs_jax import selection
 
 
-def path_values(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
-                config: config_lib.SearchConfig) -> chex.Array:
-  """f32[D]: the value each path edge receives (0 beyond `length`)."""
+def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
+           config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """Backs `leaf_value` (value of the last path edge) up ONE game's path."""
   max_depth = path_nodes.shape[0]
+  # One gather per array: the pre-update statistics of the path.
   visits = graph.visits[path_nodes]
   value_sum = graph.value_sum[path_nodes]
   transposition = (graph.num_parents[path_nodes] > 1) & (config.backup == "mcgs")
-  edge_visits = graph.edge_visits[path_nodes, path_actions].astype(jnp.float32)
+  edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
@@ -41,31 +41,25 @@ def path_values(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_v
     up = jnp.maximum(i - 1, 0)
     plain = edge_reward[up] + edge_discount[up] * value
     target = edge_reward[up] + edge_discount[up] * updated
-    corrected = selection.correction_value(edge_visits[up], edge_q[up], target, config)
+    corrected = selection.correction_value(edge_visits[up].astype(jnp.float32), edge_q[up],
+                                           target, config)
     return i - 1, jnp.where(transposition[i], corrected, plain), values
 
   # A loop over the path's own length (not max_depth): paths are short.
+  # `values` [D] ends up holding what each path edge receives, 0 beyond `length`.
   _, _, values = jax.lax.while_loop(
       lambda carry: carry[0] >= 0, body,
       (length - 1, jnp.asarray(leaf_value, jnp.float32), jnp.zeros((max_depth,), jnp.float32)))
-  return values
 
-
-def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
-           config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """Backs `leaf_value` (value of the last path edge) up ONE game's path."""
-  values = path_values(graph, path_nodes, path_actions, length, leaf_value, config)
-  on_path = jnp.arange(path_nodes.shape[0]) < length
+  on_path = jnp.arange(max_depth) < length
   # Off-path entries point past the end and are dropped by the scatters.
   nodes = jnp.where(on_path, path_nodes, graph.capacity)
-  edge_visits = graph.edge_visits[path_nodes, path_actions]
-  edge_q = graph.edge_q[path_nodes, path_actions]
   new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
   # Writing gathered + 1 (rather than scatter-adding a constant) makes each
   # scatter depend on its gather, so XLA updates the arrays in place instead
   # of copying them; the nodes are distinct, so this equals an add.
   return graph.replace(
-      visits=graph.visits.at[nodes].set(graph.visits[path_nodes] + 1, mode="drop"),
+      visits=graph.visits.at[nodes].set(visits + 1, mode="drop"),
       value_sum=graph.value_sum.at[nodes].add(values, mode="drop"),
       edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
       edge_q=graph.edge_q.at[nodes, path_actions].set(new_q, mode="drop"),

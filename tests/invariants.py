@@ -50,7 +50,7 @@ def check_graph(g, b, config, legal_of=None):
   if config.backup != "mcgs":
     assert np.all(parents[1:] == 1)
   # Acyclic, and every node reachable from the root.
-  order = _topological_order(child, used)
+  order = _topological_order(child, parents)
   assert len(order) == used, "cycle or unreachable node"
   # Hash table: every indexed key sits at its node, keys are unique.
   if config.uses_table:
@@ -67,10 +67,9 @@ def check_graph(g, b, config, legal_of=None):
   return order
 
 
-def _topological_order(child, used):
-  indegree = np.zeros(used, np.int64)
-  for c in child[child >= 0]:
-    indegree[c] += 1
+def _topological_order(child, parents):
+  """Kahn's algorithm from the root; `parents` is each node's in-degree."""
+  indegree = parents.copy()
   frontier = [0] if indegree[0] == 0 else []
   order = []
   while frontier:

@@ -103,8 +103,7 @@ def test_exact_eval_matches_minimax(game_id):
     return lost[piles]
 
   positions = [p for p in nim.all_positions(env) if sum(p) > 0]
-  states = jax.tree.map(lambda *xs: jnp.stack(xs),
-                        *[nim.state_from_piles(env, p) for p in positions])
+  states = envs.stack([nim.state_from_piles(env, p) for p in positions])
   _, value = nim.ExactEval(env)(None, None, states)
   for p, v in zip(positions, np.asarray(value)):
     assert (v < 0) == solve(p) == nim.lost_for_mover(env, p), p

@@ -80,7 +80,7 @@ def assert_same_graph(g, b, ref):
 
 def run_agreement(env, states, config, eval_fn):
   num_simulations = config.num_simulations
-  batch = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+  batch = envs.stack(states)
   rng = jax.random.PRNGKey(0)
   graph = init_jit(None, rng, batch, env, eval_fn, config)
   refs = [reference_for(env, s, config, eval_fn) for s in states]

@@ -148,8 +148,7 @@ def test_nim_exact_eval_picks_optimal_moves(game_id):
   env = envs.make(game_id)
   positions = [p for p in nim.all_positions(env)
                if sum(p) > 0 and not nim.lost_for_mover(env, p)]
-  states = jax.tree.map(lambda *xs: jnp.stack(xs),
-                        *[nim.state_from_piles(env, p) for p in positions])
+  states = envs.stack([nim.state_from_piles(env, p) for p in positions])
   config = mcgs_jax.SearchConfig(num_simulations=64)
   out = jax.device_get(search_jit(None, jax.random.PRNGKey(0), states, env,
                                   nim.ExactEval(env), config))
