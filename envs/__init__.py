@@ -6,14 +6,19 @@
   "nim-piles:2,3,4"          multi-pile Nim with other piles, normal play
   "nim-misere"               (1, 3, 5, 7) misere play; "nim-misere:2,3,4" other piles
   "nim:k,n"                  single-pile subtraction Nim: take 1..k from n, last stone wins
+  "hsr:k,q,n"                Highest Safe Rung: k jars, q tests, n possible answers
+  "tictactoe"                tic-tac-toe on bitboards (exact key)
+  "pgx:<id>"                 any deterministic pgx game, e.g. "pgx:othello" (see envs.pgx_env)
 """
 
 from envs import connect4
+from envs import hsr
 from envs import nim
+from envs import tictactoe
 from envs.base import Env, stack
 from envs.evaluators import rollout_eval, uniform_eval
 
-__all__ = ["Env", "connect4", "make", "nim", "rollout_eval", "stack", "uniform_eval"]
+__all__ = ["Env", "connect4", "hsr", "make", "nim", "tictactoe", "rollout_eval", "stack", "uniform_eval"]
 
 
 def _ints(text: str, game_id: str) -> tuple[int, ...]:
@@ -42,5 +47,15 @@ def make(game_id: str) -> Env:
     return nim.Nim(piles=_ints(args, game_id))
   if name == "nim-misere":
     return nim.Nim(piles=_ints(args, game_id) if args else (1, 3, 5, 7), misere=True)
+  if name == "hsr" and args:
+    values = _ints(args, game_id)
+    if len(values) != 3:
+      raise ValueError(f"{game_id!r}: HSR is 'hsr:k,q,n' (jars, tests, rungs)")
+    return hsr.HSR(*values)
+  if name in ("tictactoe", "tic_tac_toe") and not args:
+    return tictactoe.TicTacToe()
+  if name == "pgx" and args:
+    from envs import pgx_env  # pylint: disable=g-import-not-at-top  (imports pgx lazily)
+    return pgx_env.PgxEnv(args)
   raise ValueError(f"unknown env id {game_id!r}; known: connect4, nim, nim:k,n, "
-                   "nim-piles:a,b,..., nim-misere[:a,b,...]")
+                   "nim-piles:a,b,..., nim-misere[:a,b,...], hsr:k,q,n, tictactoe, pgx:<id>")
