@@ -4,13 +4,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-quick clean
+BENCH_STAMP := $(VENV)/.installed-bench
+
+.PHONY: demo test test-slow bench bench-quick bench-envs accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[test,bench]"
+	touch $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(PY) -m experiments.demo
@@ -26,6 +32,12 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) -m experiments.bench_search --quick
+
+bench-envs: $(STAMP)
+	$(PY) -m experiments.bench_envs
+
+accuracy: $(BENCH_STAMP)
+	$(PY) -m experiments.connect4_accuracy
 
 clean:
 	rm -rf $(VENV) results

@@ -74,10 +74,8 @@ class RolloutEval:
     def body(carry):
       i, games, returns, rng = carry
       rng, sub = jax.random.split(rng)
-      legal = games.legal_action_mask
       # A state with no legal move is terminated, so its (no-op) action is moot.
-      logits = jnp.where(legal | ~jnp.any(legal, axis=-1, keepdims=True), 0.0, -jnp.inf)
-      actions = jax.random.categorical(sub, logits, axis=-1).astype(jnp.int32)
+      actions = base.random_legal_action(sub, games.legal_action_mask)
       games = self.env.step(games, actions)
       reward = jnp.take_along_axis(games.rewards, player[..., None], axis=-1)[..., 0]
       return i + 1, games, returns + reward, rng

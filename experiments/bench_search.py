@@ -19,11 +19,9 @@ Each cell is compiled by one untimed warm-up call, then timed over repeats
 """
 
 import argparse
-import csv
 import dataclasses
 import functools
 import math
-import os
 import statistics
 import sys
 import time
@@ -36,6 +34,7 @@ import pgx
 
 import envs
 import mcgs_jax
+from experiments import benchlib
 from networks import MLP, MLPEval, init_params
 
 CONTESTANTS = ("mctx", "mcgs", "tree")
@@ -138,29 +137,6 @@ def make_contestant(name: str, network: MLP, batch_size: int,
   return mcgs_contestant(network, name, batch_size, num_simulations)
 
 
-def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
-  """Calls `fn` once to compile it (the warm-up, kept out of the median), then
-  times up to `repeats` calls, stopping early once they have used `budget_s`.
-
-  Returns:
-    (warm-up seconds, the warm-up's output, list of timed seconds); the list
-    is empty when the warm-up alone exceeded `budget_s`.
-  """
-  start = time.perf_counter()
-  output = jax.block_until_ready(fn())
-  warmup = time.perf_counter() - start
-  if warmup > budget_s:
-    return warmup, output, []
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(fn())
-    times.append(time.perf_counter() - start)
-    if sum(times) > budget_s:
-      break
-  return warmup, output, times
-
-
 def predict_warmup(rows: list[dict], name: str, batch_size: int, sims: int) -> float | None:
   """Expected warm-up seconds of a cell from the contestant's largest timed
   cell: the run time scaled linearly in batch * sims (an overestimate when
@@ -190,7 +166,7 @@ def bench_cell(name, network, params, batch_size, sims, args, rows):
   contestant = make_contestant(name, network, batch_size, sims)
   rng = jax.random.key(args.seed)
   call = lambda: contestant.search(params, rng, contestant.root)
-  warmup, output, times = time_calls(call, args.repeats, args.max_seconds)
+  warmup, output, times = benchlib.time_calls(call, args.repeats, args.max_seconds)
   row["warmup_s"] = warmup
   if not times:
     row["status"] = f"skipped (warm-up {warmup:.0f} s)"
@@ -248,14 +224,6 @@ def format_savings(rows: list[dict]) -> str:
   return "\n".join(lines)
 
 
-def write_csv(path: str, rows: list[dict]):
-  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-  with open(path, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
-
-
 def parse_args(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
@@ -303,7 +271,7 @@ def main(argv=None):
   print()
   print(NOTE.format(hidden=HIDDEN_SIZES))
   print(f"\nTotal {time.perf_counter() - start:.0f} s. CSV: {args.csv}")
-  write_csv(args.csv, rows)
+  benchlib.write_csv(args.csv, rows, FIELDS)
 
 
 if __name__ == "__main__":

@@ -131,3 +131,17 @@ def test_rollout_single_state_and_other_env():
 def test_num_rollouts_must_be_positive():
   with pytest.raises(ValueError):
     rollout_eval(ENV, 0)
+
+
+def test_random_legal_action_is_uniform_over_legal_actions():
+  from envs import base  # pylint: disable=g-import-not-at-top
+  legal = jnp.array([[True, False, True, True, False, False, True],
+                     [False] * 6 + [True],
+                     [False] * 7])
+  draws = jax.vmap(lambda r: base.random_legal_action(r, legal))(
+      jax.random.split(jax.random.PRNGKey(0), 20000))
+  draws = np.asarray(draws)
+  freq = np.bincount(draws[:, 0], minlength=7) / len(draws)
+  np.testing.assert_allclose(freq, [0.25, 0, 0.25, 0.25, 0, 0, 0.25], atol=0.015)
+  assert np.all(draws[:, 1] == 6)
+  assert np.all(draws[:, 2] == 0)   # no legal action: action 0

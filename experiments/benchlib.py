@@ -1,0 +1,40 @@
+"""Shared benchmark helpers: timing with a compile warm-up, CSV output."""
+
+import csv
+import os
+import time
+from typing import Any, Callable, Sequence
+
+import jax
+
+
+def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
+  """Calls `fn` once to compile it (the warm-up, kept out of the median), then
+  times up to `repeats` calls, stopping early once they have used `budget_s`.
+
+  Returns:
+    (warm-up seconds, the warm-up's output, list of timed seconds); the list
+    is empty when the warm-up alone exceeded `budget_s`.
+  """
+  start = time.perf_counter()
+  output = jax.block_until_ready(fn())
+  warmup = time.perf_counter() - start
+  if warmup > budget_s:
+    return warmup, output, []
+  times = []
+  for _ in range(repeats):
+    start = time.perf_counter()
+    jax.block_until_ready(fn())
+    times.append(time.perf_counter() - start)
+    if sum(times) > budget_s:
+      break
+  return warmup, output, times
+
+
+def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
+  """Writes `rows` (dicts with `fields`) to `path`, creating its folder."""
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  with open(path, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(fields))
+    writer.writeheader()
+    writer.writerows(rows)

@@ -1,0 +1,310 @@
+"""Move accuracy of search on Connect-4 positions with exact scores.
+
+  python -m experiments.connect4_accuracy                    # L3, L2, L1 x {200, 1000} sims
+  python -m experiments.connect4_accuracy --sets L2_R1 --sims 200 --limit 100
+  python -m experiments.connect4_accuracy --searches mcgs tree mctx openspiel
+  python -m experiments.connect4_accuracy --positions my.txt   # MOVES per line, labelled by
+                                                                # envs.connect4.solve_columns
+  python -m experiments.connect4_accuracy --generate 200 --stones 10-20 --positions-out gen.txt
+
+For every position the search picks a move; with the exact score of every
+child (Pons' `_columns` files, or our solver) a move is
+  outcome-preserving  when it keeps the position's game-theoretic result
+                      (a won position stays won, a drawn one drawn; in a
+                      lost position every move is),
+  optimal             when its score is the best one (fastest win, longest
+                      loss).
+Rates come with a Wilson 95% interval. Searches ("contestants"):
+  mcgs       mcgs_jax.search(backup="mcgs") with random rollouts as eval_fn
+  tree       mcgs_jax.search(backup="tree"), same
+  mctx       mctx.muzero_policy on the same env and rollouts (no root noise)
+  openspiel  OpenSpiel's C++ MCTSBot (UCT c=2, one random rollout per leaf,
+             solve=True), the external reference; one position at a time
+mcgs_jax contestants search `--batch` positions at once; their time per
+move is the batch's wall time divided by its size. Every search uses the
+same number of simulations.
+"""
+
+import argparse
+import dataclasses
+import functools
+import math
+import pathlib
+import sys
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+import envs
+import mcgs_jax
+from envs import connect4
+from experiments import benchlib
+
+DATA_DIR = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
+SEARCHES = ("mcgs", "tree", "mctx", "openspiel")
+DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
+FULL_COLUMN = 43
+FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
+          "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch")
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+  """A position and the exact score of each column (None: full column)."""
+  moves: str
+  column_scores: tuple   # seven ints or None, from the opponent's view after the move
+
+  @property
+  def score(self) -> int:
+    """Pons score for the side to move."""
+    return -min(v for v in self.column_scores if v is not None)
+
+  def preserves(self, column: int) -> bool:
+    value = self.column_scores[column]
+    return value is not None and np.sign(-value) == np.sign(self.score)
+
+  def is_optimal(self, column: int) -> bool:
+    value = self.column_scores[column]
+    return value is not None and -value == self.score
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+  """Wilson score interval of a binomial proportion."""
+  if n == 0:
+    return 0.0, 1.0
+  p = successes / n
+  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+  return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# ------------------------------------------------------------------ positions
+
+
+def parse_columns_line(line: str) -> Position:
+  moves, values = line.split()
+  scores = tuple(None if int(v) == FULL_COLUMN else int(v) for v in values.split(","))
+  if len(scores) != 7:
+    raise ValueError(f"expected 7 column scores in {line!r}")
+  return Position(moves, scores)
+
+
+def load_set(name: str, limit: int | None = None) -> list[Position]:
+  """Positions of a Pons set (e.g. "L2_R1") with scores from its `_columns` file."""
+  path = DATA_DIR / f"Test_{name}_columns"
+  if not path.exists():
+    raise FileNotFoundError(f"{path} not found (Pons' sets live in ../shared/data/connect4)")
+  lines = [l for l in path.read_text().splitlines() if l.strip()]
+  return [parse_columns_line(l) for l in lines[:limit]]
+
+
+def label(moves: str) -> Position:
+  """Scores every column with the project's exact solver."""
+  return Position(moves, tuple(connect4.solve_columns(moves)))
+
+
+def load_positions(path: str, limit: int | None = None) -> list[Position]:
+  """A file of `MOVES [anything]` lines (e.g. a Pons `Test_*` file), labelled
+  by the solver; `MOVES v1,...,v7` lines are taken as they are."""
+  positions = []
+  for line in pathlib.Path(path).read_text().splitlines()[:limit]:
+    parts = line.split()
+    if not parts:
+      continue
+    if len(parts) == 2 and "," in parts[1]:
+      positions.append(parse_columns_line(line))
+    else:
+      positions.append(label(parts[0]))
+  return positions
+
+
+def generate(count: int, min_stones: int, max_stones: int, seed: int) -> list[Position]:
+  """Random-play positions with `min_stones..max_stones` stones, not over and
+  without an immediate win for the side to move (those are trivial), labelled
+  by the solver."""
+  rng = np.random.default_rng(seed)
+  positions, seen = [], set()
+  while len(positions) < count:
+    target = int(rng.integers(min_stones, max_stones + 1))
+    moves = ""
+    while len(moves) < target:
+      state = connect4.from_moves(moves)
+      legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+      candidate = moves + str(int(rng.choice(legal)) + 1)
+      if bool(connect4.from_moves(candidate).terminated):
+        break
+      moves = candidate
+    if len(moves) != target or moves in seen:
+      continue
+    position = label(moves)
+    if position.score == 22 - (len(moves) // 2 + 1):   # wins on this move
+      continue
+    seen.add(moves)
+    positions.append(position)
+  return positions
+
+
+# ------------------------------------------------------------------- searches
+
+
+def _mcgs_search(backup: str, sims: int, batch: int) -> Callable:
+  env = envs.make("connect4")
+  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
+  search = jax.jit(functools.partial(mcgs_jax.search, env=env,
+                                     eval_fn=envs.rollout_eval(env), config=config))
+  return lambda rng, states: search(None, rng, states).action
+
+
+def _mctx_search(sims: int, batch: int) -> Callable:
+  env = envs.make("connect4")
+  rollout = envs.rollout_eval(env)
+
+  def recurrent_fn(params, rng, action, state):
+    child = env.step(state, action)
+    mover = state.current_player
+    reward = jnp.take_along_axis(child.rewards, mover[:, None], axis=1)[:, 0]
+    _, value = rollout(params, rng, child)
+    logits = jnp.where(child.legal_action_mask, 0.0, -1e9)
+    out = mctx.RecurrentFnOutput(
+        reward=reward, discount=jnp.where(child.terminated, 0.0, -1.0),
+        prior_logits=logits, value=jnp.where(child.terminated, 0.0, value))
+    return out, child
+
+  @jax.jit
+  def search(rng, state):
+    root_rng, search_rng = jax.random.split(rng)
+    _, value = rollout(None, root_rng, state)
+    root = mctx.RootFnOutput(prior_logits=jnp.zeros((state.ply.shape[0], 7)), value=value,
+                             embedding=state)
+    out = mctx.muzero_policy(None, search_rng, root, recurrent_fn, sims,
+                             invalid_actions=~state.legal_action_mask,
+                             dirichlet_fraction=0.0)
+    # The most visited move, as the mcgs_jax searches play.
+    return jnp.argmax(out.search_tree.summary().visit_counts, axis=-1)
+
+  return search
+
+
+def run_batched(search: Callable, positions: list[Position], batch: int,
+                seed: int) -> tuple[np.ndarray, float]:
+  """Moves chosen for all positions, and seconds per move (warm-up excluded)."""
+  states = [connect4.from_moves(p.moves) for p in positions]
+  # Pad the last chunk so that one compiled function serves every chunk.
+  padded = states + [states[-1]] * (-len(states) % batch)
+  chunks = [envs.stack(padded[i:i + batch]) for i in range(0, len(padded), batch)]
+  rng = jax.random.PRNGKey(seed)
+  jax.block_until_ready(search(rng, chunks[0]))   # compile
+  moves, start = [], time.perf_counter()
+  for i, chunk in enumerate(chunks):
+    moves.append(np.asarray(search(jax.random.fold_in(rng, i), chunk)))
+  elapsed = time.perf_counter() - start
+  return np.concatenate(moves)[:len(positions)], elapsed / len(padded)
+
+
+def run_openspiel(positions: list[Position], sims: int, seed: int) -> tuple[np.ndarray, float]:
+  import pyspiel  # pylint: disable=g-import-not-at-top  (optional dependency)
+  game = pyspiel.load_game("connect_four")
+  moves, elapsed = [], 0.0
+  for i, position in enumerate(positions):
+    bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, seed + i), 2.0, sims,
+                          1000, True, seed + i, False)
+    state = game.new_initial_state()
+    for ch in position.moves:
+      state.apply_action(int(ch) - 1)
+    start = time.perf_counter()
+    moves.append(bot.step(state))
+    elapsed += time.perf_counter() - start
+  return np.array(moves), elapsed / len(positions)
+
+
+def choose_moves(search: str, positions: list[Position], sims: int, batch: int,
+                 seed: int) -> tuple[np.ndarray, float]:
+  if search == "openspiel":
+    return run_openspiel(positions, sims, seed)
+  if search == "mctx":
+    fn = _mctx_search(sims, batch)
+  else:
+    fn = _mcgs_search(search, sims, batch)
+  return run_batched(fn, positions, batch, seed)
+
+
+def score_moves(positions: list[Position], moves: np.ndarray) -> dict:
+  n = len(positions)
+  preserving = sum(p.preserves(int(m)) for p, m in zip(positions, moves))
+  optimal = sum(p.is_optimal(int(m)) for p, m in zip(positions, moves))
+  p_lo, p_hi = wilson(preserving, n)
+  o_lo, o_hi = wilson(optimal, n)
+  return dict(positions=n, preserving=round(preserving / n, 4), preserving_lo=round(p_lo, 4),
+              preserving_hi=round(p_hi, 4), optimal=round(optimal / n, 4),
+              optimal_lo=round(o_lo, 4), optimal_hi=round(o_hi, 4))
+
+
+def format_table(rows: list[dict]) -> str:
+  lines = ["| set | search | sims | n | outcome-preserving [95% CI] | optimal [95% CI] | ms/move |",
+           "|---|---|---|---|---|---|---|"]
+  for r in rows:
+    batch = f" (B={r['batch']})" if r["batch"] > 1 else ""
+    lines.append(
+        f"| {r['set']} | {r['search']} | {r['sims']} | {r['positions']} | "
+        f"{100 * r['preserving']:.1f}% [{100 * r['preserving_lo']:.1f}, "
+        f"{100 * r['preserving_hi']:.1f}] | {100 * r['optimal']:.1f}% "
+        f"[{100 * r['optimal_lo']:.1f}, {100 * r['optimal_hi']:.1f}] | "
+        f"{r['ms_per_move']:.2f}{batch} |")
+  return "\n".join(lines)
+
+
+def parse_args(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--sets", nargs="+", default=list(DEFAULT_SETS),
+                      help="Pons sets, e.g. L3_R1 L2_R1 L1_R1")
+  parser.add_argument("--positions", help="a positions file instead of --sets")
+  parser.add_argument("--generate", type=int, help="label this many random positions")
+  parser.add_argument("--stones", default="10-20", help="stone range for --generate")
+  parser.add_argument("--positions-out", help="write generated positions (columns format)")
+  parser.add_argument("--searches", nargs="+", default=list(DEFAULT_SEARCHES),
+                      choices=SEARCHES)
+  parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
+  parser.add_argument("--limit", type=int, help="first N positions of each set")
+  parser.add_argument("--batch", type=int, default=100,
+                      help="positions per mcgs_jax/mctx call")
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--csv", default="results/connect4_accuracy.csv")
+  return parser.parse_args(argv)
+
+
+def main(argv=None):
+  args = parse_args(argv)
+  if args.generate:
+    low, high = (int(v) for v in args.stones.split("-"))
+    suites = {f"random{low}-{high}": generate(args.generate, low, high, args.seed)}
+    if args.positions_out:
+      pathlib.Path(args.positions_out).write_text("".join(
+          f"{p.moves} {','.join(str(FULL_COLUMN if v is None else v) for v in p.column_scores)}\n"
+          for p in next(iter(suites.values()))))
+  elif args.positions:
+    suites = {pathlib.Path(args.positions).name: load_positions(args.positions, args.limit)}
+  else:
+    suites = {name: load_set(name, args.limit) for name in args.sets}
+  rows = []
+  for suite, positions in suites.items():
+    for sims in args.sims:
+      for search in args.searches:
+        batch = 1 if search == "openspiel" else min(args.batch, len(positions))
+        moves, seconds = choose_moves(search, positions, sims, batch, args.seed)
+        row = dict(set=suite, search=search, sims=sims, ms_per_move=round(seconds * 1e3, 3),
+                   batch=batch, **score_moves(positions, moves))
+        rows.append(row)
+        print(format_table([row]).splitlines()[-1], flush=True)
+  print()
+  print(format_table(rows))
+  benchlib.write_csv(args.csv, rows, FIELDS)
+  print(f"CSV: {args.csv}")
+
+
+if __name__ == "__main__":
+  sys.exit(main())

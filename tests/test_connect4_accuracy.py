@@ -1,0 +1,64 @@
+"""The Connect-4 accuracy benchmark: scoring rules, intervals, a tiny run."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from experiments import connect4_accuracy as acc
+
+
+def test_wilson_interval_golden_values():
+  lo, hi = acc.wilson(8, 10)
+  assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
+  lo, hi = acc.wilson(0, 20)
+  assert lo == 0.0 and hi == pytest.approx(0.1611, abs=1e-4)
+  assert acc.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_position_scoring_follows_the_columns_convention():
+  # A Test_L2_R1 line: score 4 for the side to move, columns 6 is best.
+  p = acc.parse_columns_line("5554224333234511764415115 8,8,8,8,43,-4,8")
+  assert p.score == 4
+  assert p.is_optimal(5) and p.preserves(5)
+  assert not p.preserves(0) and not p.is_optimal(0)
+  assert not p.preserves(4)          # full column
+  drawn = acc.Position("x", (0, 1, 0, None, 2, 0, 0))
+  assert drawn.score == 0
+  assert drawn.preserves(0) and not drawn.preserves(1)
+  lost = acc.Position("x", (3, 5, None, 3, 3, 3, 3))
+  assert lost.score == -3
+  assert all(lost.preserves(c) for c in (0, 1, 3))
+  assert lost.is_optimal(0) and not lost.is_optimal(1)
+
+
+def test_every_pons_set_agrees_with_its_scores_file():
+  for name in ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3"):
+    try:
+      positions = acc.load_set(name)
+    except FileNotFoundError:
+      pytest.skip("../shared/data/connect4 not found")
+    scores = [int(l.split()[1]) for l in
+              (acc.DATA_DIR / f"Test_{name}").read_text().splitlines() if l.strip()]
+    assert [p.score for p in positions] == scores
+
+
+def test_tiny_run_scores_mcgs_and_tree(tmp_path):
+  if not (acc.DATA_DIR / "Test_L3_R1_columns").exists():
+    pytest.skip("../shared/data/connect4 not found")
+  searches = ["mcgs", "tree"]
+  if importlib.util.find_spec("pyspiel") is not None:
+    searches.append("openspiel")
+  csv_path = tmp_path / "acc.csv"
+  acc.main(["--sets", "L3_R1", "--sims", "64", "--limit", "8", "--batch", "8",
+            "--searches", *searches, "--csv", str(csv_path)])
+  lines = csv_path.read_text().splitlines()
+  assert len(lines) == 1 + len(searches)
+  for line in lines[1:]:
+    row = dict(zip(acc.FIELDS, line.split(",")))
+    assert row["positions"] == "8"
+    # End-game positions: 64 simulations with rollouts find a move that keeps
+    # the result in most of them.
+    assert float(row["preserving"]) >= 0.5
+    # An optimal move always keeps the result.
+    assert float(row["optimal"]) <= float(row["preserving"])
