@@ -173,12 +173,44 @@ class Connect4(base.Env):
     return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
 
 
-def _has_four_int(stones: int) -> bool:
+def has_four_int(stones: int) -> bool:
+  """Four aligned stones in a Python-int bitboard."""
   for d in (1, 7, 6, 8):
     m = stones & (stones >> d)
     if m & (m >> (2 * d)):
       return True
   return False
+
+
+def play_moves(moves: str) -> tuple[int, int, int, bool]:
+  """Replays a move string on Python-int bitboards.
+
+  Args:
+    moves: columns '1'..'7' from the empty board, first player first (Pons'
+      notation); surrounding whitespace is ignored.
+
+  Returns:
+    (position, mask, ply, won): the stones of the player to move, all
+    stones, the number of moves and whether the last move made four.
+
+  Raises:
+    ValueError: on a character other than '1'..'7', a move in a full column,
+      or a move after the game has ended.
+  """
+  moves = moves.strip()
+  position, mask, won = 0, 0, False
+  for i, ch in enumerate(moves):
+    if ch not in "1234567":
+      raise ValueError(f"bad move {ch!r} at index {i} of {moves!r}: columns are '1'..'7'")
+    if won or i == NUM_CELLS:
+      raise ValueError(f"move {ch!r} at index {i} of {moves!r} comes after the end of the game")
+    col = int(ch) - 1
+    if mask & (1 << (col * _H1 + NUM_ROWS - 1)):
+      raise ValueError(f"move {ch!r} at index {i} of {moves!r} plays in a full column")
+    position ^= mask
+    mask |= mask + (1 << (col * _H1))
+    won = has_four_int(position ^ mask)
+  return position, mask, len(moves), won
 
 
 def from_moves(moves: str) -> State:
@@ -191,28 +223,10 @@ def from_moves(moves: str) -> State:
     A single (unbatched) `State`; `rewards` are those of the last move.
 
   Raises:
-    ValueError: on a character other than '1'..'7', a move in a full column,
-      or a move after the game has ended.
+    ValueError: as `play_moves`.
   """
-  moves = moves.strip()
-  position, mask = 0, 0
-  winner, terminated = -1, False
-  ply = 0
-  for i, ch in enumerate(moves):
-    if ch not in "1234567":
-      raise ValueError(f"bad move {ch!r} at index {i} of {moves!r}: columns are '1'..'7'")
-    if terminated:
-      raise ValueError(f"move {ch!r} at index {i} of {moves!r} comes after the end of the game")
-    col = int(ch) - 1
-    if mask & (1 << (col * _H1 + NUM_ROWS - 1)):
-      raise ValueError(f"move {ch!r} at index {i} of {moves!r} plays in a full column")
-    position ^= mask
-    mask |= mask + (1 << (col * _H1))
-    ply += 1
-    if _has_four_int(position ^ mask):
-      winner, terminated = (ply - 1) % 2, True
-    elif ply == NUM_CELLS:
-      terminated = True
+  position, mask, ply, won = play_moves(moves)
+  winner = (ply - 1) % 2 if won else -1
   rewards = np.zeros(2, np.float32)
   if winner >= 0:
     rewards[:] = -1.0
@@ -221,7 +235,7 @@ def from_moves(moves: str) -> State:
       position=jnp.asarray(bits.from_int(position)),
       mask=jnp.asarray(bits.from_int(mask)),
       ply=jnp.int32(ply),
-      terminated=jnp.bool_(terminated),
+      terminated=jnp.bool_(won or ply == NUM_CELLS),
       rewards=jnp.asarray(rewards),
       winner=jnp.int32(winner),
   )
@@ -242,3 +256,36 @@ def render(state: State) -> str:
     lines.append(" ".join(cells))
   lines.append(" ".join(str(c + 1) for c in range(NUM_COLS)))
   return "\n".join(lines)
+
+
+def solve(moves: str) -> int:
+  """Exact score of the position after `moves`, from the side to move.
+
+  Pons' convention: a win with the side to move's k-th stone scores 22 - k,
+  a draw 0, a loss with the opponent's k-th stone -(22 - k). Uses the
+  process-wide solver of `envs.connect4_solver` (numba, imported on first
+  use), whose transposition table persists between calls.
+
+  Args:
+    moves: columns '1'..'7' from the empty board, first player first.
+
+  Raises:
+    ValueError: on invalid moves or if the game is already won; a full board
+      without a win scores 0.
+  """
+  from envs import connect4_solver  # pylint: disable=g-import-not-at-top  (numba only when used)
+  return connect4_solver.default_solver().solve(moves)
+
+
+def solve_columns(moves: str) -> list:
+  """Score after playing each column, from the side that moves next there.
+
+  Returns:
+    7 entries, None for a full column; a column that wins at once is worth
+    -(22 - stones of the winner). `solve(moves) == -min` of the other entries.
+
+  Raises:
+    ValueError: as `solve`.
+  """
+  from envs import connect4_solver  # pylint: disable=g-import-not-at-top  (numba only when used)
+  return connect4_solver.default_solver().solve_columns(moves)
