@@ -77,12 +77,26 @@ def random_legal_action(rng: jax.Array, legal: jax.Array) -> jax.Array:
   action get action 0.
   """
   legal = jnp.asarray(legal, jnp.bool_)
-  count = legal.sum(axis=-1, dtype=jnp.uint32)
+  num_actions = legal.shape[-1]
+  count = legal.sum(axis=-1, dtype=jnp.int32)
   draw = jax.random.bits(rng, count.shape, jnp.uint32)
-  rank = (draw % jnp.maximum(count, 1)).astype(jnp.int32)
-  # The chosen action is the first one with `rank + 1` legal actions up to it.
-  before = jnp.cumsum(legal, axis=-1, dtype=jnp.int32)
-  return jnp.argmax(before > rank[..., None], axis=-1).astype(jnp.int32)
+  rank = (draw % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
+  if num_actions > _UNROLL_ACTIONS:
+    # The chosen action is the first one with `rank + 1` legal actions up to it.
+    before = jnp.cumsum(legal, axis=-1, dtype=jnp.int32)
+    return jnp.argmax(before > rank[..., None], axis=-1).astype(jnp.int32)
+  # Few actions: a running count, elementwise over the batch (XLA's CPU
+  # cumsum over a short axis costs more than the whole Connect-4 step).
+  chosen = jnp.zeros_like(rank)
+  seen = jnp.zeros_like(rank)
+  for a in range(num_actions):
+    is_legal = legal[..., a]
+    chosen = jnp.where(is_legal & (seen == rank), a, chosen)
+    seen = seen + is_legal.astype(jnp.int32)
+  return chosen
+
+
+_UNROLL_ACTIONS = 32
 
 
 def batch_ndim(state: Any) -> int:

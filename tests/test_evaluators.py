@@ -145,3 +145,14 @@ def test_random_legal_action_is_uniform_over_legal_actions():
   np.testing.assert_allclose(freq, [0.25, 0, 0.25, 0.25, 0, 0, 0.25], atol=0.015)
   assert np.all(draws[:, 1] == 6)
   assert np.all(draws[:, 2] == 0)   # no legal action: action 0
+
+
+def test_random_legal_action_with_many_actions():
+  from envs import base  # pylint: disable=g-import-not-at-top
+  legal = jnp.zeros((2, 40), bool).at[0, jnp.array([3, 17, 39])].set(True)
+  draws = np.asarray(jax.vmap(lambda r: base.random_legal_action(r, legal))(
+      jax.random.split(jax.random.PRNGKey(1), 9000)))
+  freq = np.bincount(draws[:, 0], minlength=40) / len(draws)
+  np.testing.assert_allclose(freq[[3, 17, 39]], 1 / 3, atol=0.02)
+  assert freq.sum() == pytest.approx(freq[[3, 17, 39]].sum())
+  assert np.all(draws[:, 1] == 0)
