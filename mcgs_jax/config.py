@@ -28,6 +28,14 @@ class SearchConfig:
       no free slot within them is not indexed (counted as table overflow).
     max_depth: longest selection path; deeper paths stop and back up the
       current estimate (counted as depth overflow).
+    node_temperature: every node's prior becomes p^(1/T), renormalised over
+      the legal actions (softmax of logits / T); 1.0 (default) leaves it.
+    dirichlet_fraction, dirichlet_alpha: the root prior becomes
+      (1 - f) p + f Dir(alpha) over the legal actions (AlphaZero's
+      exploration noise for self-play); f = 0 (default) is off.
+    visit_temperature: the played move `SearchOutput.action` is drawn with
+      probability proportional to N(root, a)^(1/T); 0 (default) takes the
+      most visited move.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -41,6 +49,10 @@ class SearchConfig:
   table_size: int | None = None
   max_probes: int = 16
   max_depth: int = 64
+  node_temperature: float = 1.0
+  dirichlet_fraction: float = 0.0
+  dirichlet_alpha: float = 0.3
+  visit_temperature: float = 0.0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -56,6 +68,12 @@ class SearchConfig:
       raise ValueError("max_probes and max_depth must be >= 1")
     if self.value_min >= self.value_max:
       raise ValueError("value_min must be < value_max")
+    if not self.node_temperature > 0:
+      raise ValueError(f"node_temperature must be > 0, got {self.node_temperature}")
+    if not 0 <= self.dirichlet_fraction <= 1 or not self.dirichlet_alpha > 0:
+      raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
+    if not self.visit_temperature >= 0:
+      raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
 
   @property
   def node_capacity(self) -> int:

@@ -66,13 +66,27 @@ def _sanitize(logits, value, legal):
   return prior, jnp.where(bad_value, 0.0, value), bad_logits | bad_value
 
 
-def _evaluate(params, rng, eval_fn, embedding, legal, batch_size, num_actions):
+def _evaluate(params, rng, eval_fn, embedding, legal, batch_size, num_actions, config):
   logits, value = eval_fn(params, rng, embedding)
   if logits.shape != (batch_size, num_actions) or value.shape != (batch_size,):
     raise ValueError(
         f"eval_fn must return prior_logits [B, A] = {(batch_size, num_actions)} and "
         f"value [B] = {(batch_size,)}; got {logits.shape} and {value.shape}")
-  return _sanitize(logits.astype(jnp.float32), value.astype(jnp.float32), legal)
+  logits = logits.astype(jnp.float32)
+  if config.node_temperature != 1.0:
+    # p^(1/T) renormalised is the softmax of logits / T.
+    logits = logits / config.node_temperature
+  return _sanitize(logits, value.astype(jnp.float32), legal)
+
+
+def _add_dirichlet_noise(rng, prior, legal, config):
+  """(1 - f) prior + f Dir(alpha) over each game's legal actions, [B, A]."""
+  # Gamma(alpha) draws normalised over the legal actions are Dir(alpha).
+  gammas = jnp.where(legal, jax.random.gamma(rng, config.dirichlet_alpha, prior.shape), 0.0)
+  total = gammas.sum(axis=-1, keepdims=True)
+  noise = jnp.where(total > 0, gammas / jnp.where(total > 0, total, 1.0), 0.0)
+  f = config.dirichlet_fraction
+  return (1.0 - f) * prior + f * noise
 
 
 def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
@@ -89,7 +103,9 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   chex.assert_shape(root.terminal, (batch_size,))
   legal = root.legal & ~root.terminal[:, None]
   prior, value, nan = _evaluate(params, rng, eval_fn, root.embedding, legal,
-                                batch_size, num_actions)
+                                batch_size, num_actions, config)
+  if config.dirichlet_fraction > 0:
+    prior = _add_dirichlet_noise(jax.random.fold_in(rng, 1), prior, legal, config)
   value = jnp.where(root.terminal, 0.0, value)
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
@@ -190,25 +206,38 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   else:
     found = free_slot = jnp.full((graph.batch_size,), -1, jnp.int32)
   prior, nn_value, nan = _evaluate(params, eval_rng, eval_fn, trans.embedding,
-                                   trans.legal, graph.batch_size, graph.num_actions)
+                                   trans.legal, graph.batch_size, graph.num_actions, config)
   graph = jax.vmap(functools.partial(_expand_and_backup, config=config))(
       graph, sel, trans, found, free_slot, prior, nn_value, nan)
   return graph, sel
 
 
-def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig) -> SearchOutput:
-  """Reads the move choice and statistics off the root of each game."""
+def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
+              rng: chex.PRNGKey | None = None) -> SearchOutput:
+  """Reads the move choice and statistics off the root of each game.
+
+  `rng` is needed only with `config.visit_temperature > 0`, to draw the move.
+  """
   visits = graph.edge_visits[:, 0]
   legal = graph.child[:, 0] != graph_lib.ILLEGAL
   total = visits.sum(axis=-1, keepdims=True)
   weights = jnp.where(total > 0, visits / jnp.maximum(total, 1), 0.0)
   # Integer visits decide; the prior (< 1) only breaks ties.
   score = jnp.where(legal, visits + 0.5 * graph.prior[:, 0], -1.0)
+  action = jnp.argmax(score, axis=-1).astype(jnp.int32)
+  if config.visit_temperature > 0:
+    if rng is None:
+      raise ValueError("summarize needs an rng when visit_temperature > 0")
+    # log N^(1/T) = log(N) / T; games without visits keep the argmax move.
+    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1).astype(jnp.float32))
+                       / config.visit_temperature, -jnp.inf)
+    drawn = jax.random.categorical(rng, jnp.where(total > 0, logits, 0.0), axis=-1)
+    action = jnp.where(total[:, 0] > 0, drawn, action).astype(jnp.int32)
   q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
                        -jnp.inf)
   stats = dict(graph.stats)
   return SearchOutput(
-      action=jnp.argmax(score, axis=-1).astype(jnp.int32),
+      action=action,
       action_weights=weights.astype(jnp.float32),
       root_value=graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0]),
       q_values=q_values,
@@ -248,4 +277,4 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     return graph
 
   graph = jax.lax.fori_loop(0, config.num_simulations, body, graph)
-  return summarize(graph, config)
+  return summarize(graph, config, jax.random.fold_in(rng, 2))
