@@ -34,8 +34,14 @@ class SearchConfig:
       (1 - f) p + f Dir(alpha) over the legal actions (AlphaZero's
       exploration noise for self-play); f = 0 (default) is off.
     visit_temperature: the played move `SearchOutput.action` is drawn with
-      probability proportional to N(root, a)^(1/T); 0 (default) takes the
-      most visited move.
+      probability proportional to pi(a)^(1/T) (pi: the root policy, the
+      visit distribution unless the Q switches change it); 0 (default)
+      takes the argmax.
+    q_value_weight: Q-value move selection (paper eq. 13-15): boosts the
+      second most visited move by weight * Q_delta * pi(best) when its Q is
+      higher; 0 (default) is off, the paper uses 2.0.
+    q_veto_delta: the second most visited move swaps weights with the most
+      visited one when its Q is higher by more than this; 0 (default) is off.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -53,6 +59,8 @@ class SearchConfig:
   dirichlet_fraction: float = 0.0
   dirichlet_alpha: float = 0.3
   visit_temperature: float = 0.0
+  q_value_weight: float = 0.0
+  q_veto_delta: float = 0.0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -72,6 +80,8 @@ class SearchConfig:
       raise ValueError(f"node_temperature must be > 0, got {self.node_temperature}")
     if not 0 <= self.dirichlet_fraction <= 1 or not self.dirichlet_alpha > 0:
       raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
+    if not (self.q_value_weight >= 0 and self.q_veto_delta >= 0):
+      raise ValueError("q_value_weight and q_veto_delta must be >= 0")
     if not self.visit_temperature >= 0:
       raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
 

@@ -21,6 +21,7 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
+from mcgs_jax import move_selection
 from mcgs_jax import selection
 
 
@@ -43,8 +44,9 @@ class SearchStats:
 
 @chex.dataclass(frozen=True)
 class SearchOutput:
-  action: chex.Array          # int32[B], most visited root action
-  action_weights: chex.Array  # f32[B, A], root visit distribution (0 on illegal)
+  action: chex.Array          # int32[B], the played move (see move_selection)
+  action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
+                              # the Q-value corrections (0 on illegal)
   root_value: chex.Array      # f32[B], V(root) from the root mover's view
   q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
   visit_counts: chex.Array    # int32[B, A]
@@ -220,25 +222,14 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   """
   visits = graph.edge_visits[:, 0]
   legal = graph.child[:, 0] != graph_lib.ILLEGAL
-  total = visits.sum(axis=-1, keepdims=True)
-  weights = jnp.where(total > 0, visits / jnp.maximum(total, 1), 0.0)
-  # Integer visits decide; the prior (< 1) only breaks ties.
-  score = jnp.where(legal, visits + 0.5 * graph.prior[:, 0], -1.0)
-  action = jnp.argmax(score, axis=-1).astype(jnp.int32)
-  if config.visit_temperature > 0:
-    if rng is None:
-      raise ValueError("summarize needs an rng when visit_temperature > 0")
-    # log N^(1/T) = log(N) / T; games without visits keep the argmax move.
-    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1).astype(jnp.float32))
-                       / config.visit_temperature, -jnp.inf)
-    drawn = jax.random.categorical(rng, jnp.where(total > 0, logits, 0.0), axis=-1)
-    action = jnp.where(total[:, 0] > 0, drawn, action).astype(jnp.int32)
   q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
                        -jnp.inf)
+  policy = move_selection.root_policy(visits, q_values, legal, config)
+  action = move_selection.choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
   stats = dict(graph.stats)
   return SearchOutput(
       action=action,
-      action_weights=weights.astype(jnp.float32),
+      action_weights=policy,
       root_value=graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0]),
       q_values=q_values,
       visit_counts=visits,

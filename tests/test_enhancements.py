@@ -1,5 +1,6 @@
 """Search enhancements that shape priors and the move choice: node
-temperature, root Dirichlet noise, visit-count temperature."""
+temperature, root Dirichlet noise, visit-count temperature, Q-value move
+selection (paper eq. 13-15) and the Q-veto."""
 
 import functools
 
@@ -11,6 +12,7 @@ import pytest
 import envs
 import mcgs_jax
 from envs import tictactoe
+from mcgs_jax import move_selection
 from tests import fake_evals
 
 ENV = envs.make("tictactoe")
@@ -114,3 +116,55 @@ def test_bad_enhancement_settings_raise():
                  dict(dirichlet_alpha=0.0), dict(visit_temperature=-1.0)):
     with pytest.raises(ValueError):
       mcgs_jax.SearchConfig(**kwargs)
+
+
+def _policy(visits, q, **kwargs):
+  config = mcgs_jax.SearchConfig(**kwargs)
+  visits = jnp.asarray([visits], jnp.int32)
+  legal = jnp.ones_like(visits, bool)
+  policy = move_selection.root_policy(visits, jnp.asarray([q], jnp.float32), legal, config)
+  action = move_selection.choose_action(None, policy, visits, jnp.full(visits.shape, 0.25),
+                                        legal, config)
+  return np.asarray(policy[0]), int(action[0])
+
+
+def test_q_value_move_selection_golden_values():
+  visits, q = [10, 6, 0, 4], [0.1, 0.4, -1.0, 0.0]
+  policy, action = _policy(visits, q)
+  np.testing.assert_allclose(policy, [0.5, 0.3, 0.0, 0.2])
+  assert action == 0
+  # Eq. 13-15: Q_delta = 0.3, boost = 2 * 0.3 * 0.5 = 0.3, then renormalise.
+  policy, action = _policy(visits, q, q_value_weight=2.0)
+  np.testing.assert_allclose(policy, np.array([0.5, 0.6, 0.0, 0.2]) / 1.3, rtol=1e-6)
+  assert action == 1
+  policy, action = _policy(visits, q, q_value_weight=0.5)   # boost 0.075: not enough
+  np.testing.assert_allclose(policy, np.array([0.5, 0.375, 0.0, 0.2]) / 1.075, rtol=1e-6)
+  assert action == 0
+  # The second move is worse: nothing changes.
+  policy, _ = _policy(visits, [0.4, 0.1, -1.0, 0.0], q_value_weight=2.0)
+  np.testing.assert_allclose(policy, [0.5, 0.3, 0.0, 0.2])
+  # A single visited move: nothing to compare.
+  policy, action = _policy([5, 0, 0, 0], [0.0, 0.9, 0.9, 0.9], q_value_weight=2.0)
+  np.testing.assert_allclose(policy, [1.0, 0.0, 0.0, 0.0])
+  assert action == 0
+
+
+def test_q_veto_swaps_the_two_best_moves():
+  visits, q = [10, 6, 0, 4], [0.1, 0.4, -1.0, 0.0]
+  policy, action = _policy(visits, q, q_veto_delta=0.2)
+  np.testing.assert_allclose(policy, [0.3, 0.5, 0.0, 0.2], rtol=1e-6)
+  assert action == 1
+  policy, action = _policy(visits, q, q_veto_delta=0.5)      # gap 0.3 < 0.5
+  np.testing.assert_allclose(policy, [0.5, 0.3, 0.0, 0.2], rtol=1e-6)
+  assert action == 0
+
+
+def test_q_switches_reach_the_search_output():
+  config = mcgs_jax.SearchConfig(num_simulations=40, q_value_weight=2.0, q_veto_delta=0.1)
+  search = jax.jit(functools.partial(mcgs_jax.search, env=ENV, eval_fn=EVAL, config=config))
+  out = search(None, jax.random.PRNGKey(0), _root_state())
+  expected = move_selection.root_policy(out.visit_counts, out.q_values,
+                                        _root_state().legal_action_mask, config)
+  np.testing.assert_allclose(out.action_weights, expected, rtol=1e-6)
+  np.testing.assert_allclose(np.asarray(out.action_weights).sum(-1), 1.0, rtol=1e-6)
+  np.testing.assert_array_equal(out.action, np.argmax(np.asarray(expected), -1))
