@@ -67,6 +67,10 @@ class Env:
     return fn(state, action)
 
 
+# Up to this many actions `random_legal_action` unrolls its rank search.
+_UNROLL_ACTIONS = 32
+
+
 def random_legal_action(rng: jax.Array, legal: jax.Array) -> jax.Array:
   """A uniformly random legal action per game: int32[...] from bool[..., A].
 
@@ -96,7 +100,23 @@ def random_legal_action(rng: jax.Array, legal: jax.Array) -> jax.Array:
   return chosen
 
 
-_UNROLL_ACTIONS = 32
+def rewards_for_winner(winner: jax.Array) -> jax.Array:
+  """f32[2] for one two-player game: +1 to `winner`, -1 to the other player,
+  zeros while `winner` < 0 (game running or drawn)."""
+  player_ids = jnp.arange(2, dtype=jnp.int32)
+  return jnp.where(winner < 0, 0.0, jnp.where(player_ids == winner, 1.0, -1.0)).astype(
+      jnp.float32)
+
+
+def step_unless_terminated(state: Any, stepped: Any, finished: Any = None) -> Any:
+  """`stepped`, or `finished` if `state` (one game) had already ended.
+
+  `finished` defaults to `state` with zero `rewards`: stepping an ended game
+  is a no-op that pays nothing, as in pgx.
+  """
+  if finished is None:
+    finished = state.replace(rewards=jnp.zeros_like(state.rewards))
+  return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
 
 
 def batch_ndim(state: Any) -> int:

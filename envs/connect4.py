@@ -158,9 +158,7 @@ class Connect4(base.Env):
     won = legal & has_four(mover_stones)
     terminated = ~legal | won | (ply == NUM_CELLS)
     winner = jnp.where(legal, jnp.where(won, mover, -1), 1 - mover)
-    player_ids = jnp.arange(2, dtype=jnp.int32)
-    rewards = jnp.where(winner < 0, 0.0,
-                        jnp.where(player_ids == winner, 1.0, -1.0)).astype(jnp.float32)
+    rewards = base.rewards_for_winner(winner)
     stepped = State(
         position=bits.pack(new_pos),
         mask=bits.pack(new_mask),
@@ -169,8 +167,7 @@ class Connect4(base.Env):
         rewards=rewards,
         winner=winner.astype(jnp.int32),
     )
-    finished = state.replace(rewards=jnp.zeros_like(state.rewards))
-    return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
+    return base.step_unless_terminated(state, stepped)
 
 
 def has_four_int(stones: int) -> bool:

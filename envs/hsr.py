@@ -164,9 +164,7 @@ class HSR(base.Env):
     mover = state.current_player
     winner = jnp.where(~legal, 1 - mover,
                        jnp.where(tester_won, 0, jnp.where(adversary_won, 1, -1)))
-    player_ids = jnp.arange(2, dtype=jnp.int32)
-    rewards = jnp.where(winner < 0, 0.0,
-                        jnp.where(player_ids == winner, 1.0, -1.0)).astype(jnp.float32)
+    rewards = base.rewards_for_winner(winner)
     # An illegal move keeps the position and ends the game (as in pgx).
     lo, hi = jnp.where(legal, lo, state.lo), jnp.where(legal, hi, state.hi)
     stepped = state.replace(
@@ -174,5 +172,4 @@ class HSR(base.Env):
         ply=state.ply + 1, terminated=winner >= 0, rewards=rewards,
         winner=winner.astype(jnp.int32),
         legal_action_mask=self._legal(lo, hi, state.ply + 1, winner >= 0))
-    finished = state.replace(rewards=jnp.zeros_like(state.rewards))
-    return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
+    return base.step_unless_terminated(state, stepped)

@@ -505,4 +505,4 @@ class PgxEnv(base.Env):
     stepped = self._wrap_one(self.pgx_env.step(_expand(state.pgx_state), action))
     finished = state.replace(pgx_state=state.pgx_state.replace(
         rewards=jnp.zeros_like(state.pgx_state.rewards)))
-    return jax.tree.map(lambda a, b: jnp.where(state.terminated, a, b), finished, stepped)
+    return base.step_unless_terminated(state, stepped, finished)
