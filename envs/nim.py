@@ -24,7 +24,6 @@ import dataclasses
 import itertools
 
 import chex
-import jax
 import jax.numpy as jnp
 
 from envs import base

@@ -15,7 +15,6 @@ steps/s counts single-game steps.
 import argparse
 import statistics
 import sys
-import time
 
 import jax
 import jax.numpy as jnp

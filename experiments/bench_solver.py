@@ -13,28 +13,21 @@ Prints one row per set and writes them to `--csv` (results/bench_solver.csv).
 """
 
 import argparse
-import csv
-import os
-import pathlib
 import statistics
 import time
 
 from envs import connect4_solver
+from experiments import benchlib
+from experiments import pons_data
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
 FIELDS = ("set", "positions", "of", "wrong", "mean_ms", "median_ms", "max_ms", "total_s",
           "mean_nodes", "max_nodes", "nodes_per_s")
 
 
 def _rows(name, limit):
-  rows = []
-  for line in (DATA / name).read_text().splitlines():
-    if line.strip():
-      moves, score = line.split()
-      rows.append((moves, int(score)))
-  total = len(rows)
-  return (rows[:limit] if limit else rows), total
+  rows = pons_data.read_scores(name)
+  return (rows[:limit] if limit else rows), len(rows)
 
 
 def bench_set(solver, name, limit, keep_table, max_seconds):
@@ -82,8 +75,8 @@ def main():
   parser.add_argument("--csv", default="results/bench_solver.csv")
   args = parser.parse_args()
 
-  if not DATA.exists():
-    raise SystemExit(f"benchmark data not found at {DATA}")
+  if not pons_data.DATA_DIR.exists():
+    raise SystemExit(f"benchmark data not found at {pons_data.DATA_DIR}")
   solver = connect4_solver.Solver()
   t0 = time.perf_counter()
   solver.solve("4455")
@@ -102,11 +95,7 @@ def main():
           flush=True)
 
   if args.csv:
-    os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=FIELDS)
-      writer.writeheader()
-      writer.writerows(results)
+    benchlib.write_csv(args.csv, results, FIELDS)
     print(f"wrote {args.csv}")
 
 

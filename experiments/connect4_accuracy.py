@@ -43,12 +43,11 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import benchlib
+from experiments import pons_data
 
-DATA_DIR = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 SEARCHES = ("mcgs", "tree", "mctx", "openspiel")
 DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
-FULL_COLUMN = 43
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
           "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch")
 
@@ -87,20 +86,12 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def parse_columns_line(line: str) -> Position:
-  moves, values = line.split()
-  scores = tuple(None if int(v) == FULL_COLUMN else int(v) for v in values.split(","))
-  if len(scores) != 7:
-    raise ValueError(f"expected 7 column scores in {line!r}")
-  return Position(moves, scores)
+  return Position(*pons_data.parse_columns_line(line))
 
 
 def load_set(name: str, limit: int | None = None) -> list[Position]:
   """Positions of a Pons set (e.g. "L2_R1") with scores from its `_columns` file."""
-  path = DATA_DIR / f"Test_{name}_columns"
-  if not path.exists():
-    raise FileNotFoundError(f"{path} not found (Pons' sets live in ../shared/data/connect4)")
-  lines = [l for l in path.read_text().splitlines() if l.strip()]
-  return [parse_columns_line(l) for l in lines[:limit]]
+  return [Position(*row) for row in pons_data.read_columns(name, limit)]
 
 
 def label(moves: str) -> Position:
@@ -133,10 +124,14 @@ def generate(count: int, min_stones: int, max_stones: int, seed: int) -> list[Po
     target = int(rng.integers(min_stones, max_stones + 1))
     moves = ""
     while len(moves) < target:
-      state = connect4.from_moves(moves)
-      legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+      # Python-int bitboards: no device round trip per move.
+      _, mask, _, _ = connect4.play_moves(moves)
+      top = connect4.NUM_ROWS - 1
+      legal = [c for c in range(connect4.NUM_COLS)
+               if not mask >> (c * (connect4.NUM_ROWS + 1) + top) & 1]
       candidate = moves + str(int(rng.choice(legal)) + 1)
-      if bool(connect4.from_moves(candidate).terminated):
+      _, _, ply, won = connect4.play_moves(candidate)
+      if won or ply == connect4.NUM_CELLS:
         break
       moves = candidate
     if len(moves) != target or moves in seen:
@@ -152,7 +147,7 @@ def generate(count: int, min_stones: int, max_stones: int, seed: int) -> list[Po
 # ------------------------------------------------------------------- searches
 
 
-def _mcgs_search(backup: str, sims: int, batch: int) -> Callable:
+def _mcgs_search(backup: str, sims: int) -> Callable:
   env = envs.make("connect4")
   config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
   search = jax.jit(functools.partial(mcgs_jax.search, env=env,
@@ -160,7 +155,7 @@ def _mcgs_search(backup: str, sims: int, batch: int) -> Callable:
   return lambda rng, states: search(None, rng, states).action
 
 
-def _mctx_search(sims: int, batch: int) -> Callable:
+def _mctx_search(sims: int) -> Callable:
   env = envs.make("connect4")
   rollout = envs.rollout_eval(env)
 
@@ -227,9 +222,9 @@ def choose_moves(search: str, positions: list[Position], sims: int, batch: int,
   if search == "openspiel":
     return run_openspiel(positions, sims, seed)
   if search == "mctx":
-    fn = _mctx_search(sims, batch)
+    fn = _mctx_search(sims)
   else:
-    fn = _mcgs_search(search, sims, batch)
+    fn = _mcgs_search(search, sims)
   return run_batched(fn, positions, batch, seed)
 
 
@@ -284,7 +279,7 @@ def main(argv=None):
     suites = {f"random{low}-{high}": generate(args.generate, low, high, args.seed)}
     if args.positions_out:
       pathlib.Path(args.positions_out).write_text("".join(
-          f"{p.moves} {','.join(str(FULL_COLUMN if v is None else v) for v in p.column_scores)}\n"
+          pons_data.format_columns_line(p.moves, p.column_scores) + "\n"
           for p in next(iter(suites.values()))))
   elif args.positions:
     suites = {pathlib.Path(args.positions).name: load_positions(args.positions, args.limit)}

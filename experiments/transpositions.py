@@ -10,27 +10,23 @@ randomly initialised MLP (Connect-4 only).
 """
 
 import argparse
-import csv
-import os
-import pathlib
 
 import jax
 import jax.numpy as jnp
 
 import envs
 import mcgs_jax
+from experiments import benchlib
+from experiments import pons_data
 from networks import MLP, MLPEval, init_params
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 MODES = ("tree", "tt_cache", "mcgs")
 
 
 def connect4_positions(count):
-  path = DATA / "Test_L2_R1"
-  if not path.exists():
+  if not pons_data.path("L2_R1").exists():
     return []
-  lines = path.read_text().split("\n")[:count]
-  return [line.split()[0] for line in lines if line.strip()]
+  return [moves for moves, _ in pons_data.read_scores("L2_R1", count)]
 
 
 def workloads():
@@ -59,7 +55,7 @@ def main(argv=None):
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
   rows = []
   print(f"{args.sims} simulations; means per game\n")
-  print(f"| game | evaluator | mode | nodes | network evals | links | corrections | nodes vs tree | evals vs tree |")
+  print("| game | evaluator | mode | nodes | network evals | links | corrections | nodes vs tree | evals vs tree |")
   print("|---|---|---|---|---|---|---|---|---|")
   for game, evaluator, env, state, eval_fn, params in workloads():
     base = None
@@ -78,11 +74,7 @@ def main(argv=None):
       print(f"| {game} | {evaluator} | {mode} | {row['nodes']:.0f} | {row['nn_evals']:.0f} | "
             f"{row['links']:.0f} | {row['corrections']:.0f} | {row['nodes_vs_tree']:.0%} | "
             f"{row['evals_vs_tree']:.0%} |", flush=True)
-  os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
-  with open(args.csv, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
+  benchlib.write_csv(args.csv, rows, list(rows[0]))
   print(f"\nwrote {args.csv}")
 
 

@@ -7,7 +7,6 @@ act on one game's table; vmap them for a batch.
 """
 
 import chex
-import jax
 import jax.numpy as jnp
 
 EMPTY = -1

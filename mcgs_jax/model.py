@@ -20,7 +20,6 @@ import dataclasses
 from typing import Any, Callable
 
 import chex
-import jax
 import jax.numpy as jnp
 
 

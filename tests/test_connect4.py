@@ -1,7 +1,6 @@
 """Connect-4 bitboard env: agreement with pgx, golden positions, keys, edge rules."""
 
 import functools
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -11,11 +10,11 @@ import pytest
 
 from envs import bits
 from envs import connect4
+from experiments import pons_data
 
 ENV = connect4.Connect4()
 PGX = pgx.make("connect_four")
 NUM_GAMES = 4096
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/connect4"
 
 # Random full-length games found offline: the last move draws, or wins.
 DRAW_GAME = "472424756645422154157737216635626711335331"
@@ -280,13 +279,11 @@ def test_step_on_terminated_is_noop():
 
 
 def test_pons_positions_parse():
-  path = DATA_DIR / "Test_L3_R1"
-  if not path.exists():
-    pytest.skip(f"{path} not found")
-  lines = path.read_text().splitlines()[:100]
-  assert len(lines) == 100
-  for line in lines:
-    moves = line.split()[0]
+  if not pons_data.path("L3_R1").exists():
+    pytest.skip(f"{pons_data.DATA_DIR} not found")
+  rows = pons_data.read_scores("L3_R1", 100)
+  assert len(rows) == 100
+  for moves, _ in rows:
     state = connect4.from_moves(moves)
     assert not bool(state.terminated), moves
     assert int(state.ply) == len(moves)

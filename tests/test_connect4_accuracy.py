@@ -2,10 +2,10 @@
 
 import importlib.util
 
-import numpy as np
 import pytest
 
 from experiments import connect4_accuracy as acc
+from experiments import pons_data
 
 
 def test_wilson_interval_golden_values():
@@ -33,18 +33,17 @@ def test_position_scoring_follows_the_columns_convention():
 
 
 def test_every_pons_set_agrees_with_its_scores_file():
-  for name in ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3"):
+  for name in pons_data.SETS:
     try:
       positions = acc.load_set(name)
     except FileNotFoundError:
       pytest.skip("../shared/data/connect4 not found")
-    scores = [int(l.split()[1]) for l in
-              (acc.DATA_DIR / f"Test_{name}").read_text().splitlines() if l.strip()]
+    scores = [score for _, score in pons_data.read_scores(name)]
     assert [p.score for p in positions] == scores
 
 
 def test_tiny_run_scores_mcgs_and_tree(tmp_path):
-  if not (acc.DATA_DIR / "Test_L3_R1_columns").exists():
+  if not pons_data.path("L3_R1", columns=True).exists():
     pytest.skip("../shared/data/connect4 not found")
   searches = ["mcgs", "tree"]
   if importlib.util.find_spec("pyspiel") is not None:

@@ -4,14 +4,12 @@ Fast tests check an evenly spaced sample of every set; the `slow` ones check
 every position's score, and the column files (the opening ones sampled).
 """
 
-from pathlib import Path
-
 import pytest
 
 from envs import connect4
+from experiments import pons_data
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
-SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
+SETS = tuple(f"Test_{name}" for name in pons_data.SETS)
 # Positions per set in the fast tests. Test_L1_R2 takes ~0.15 s a position and
 # Test_L1_R3 ~10 s, so those get only their lightest few.
 FAST_SAMPLE = {"Test_L3_R1": 20, "Test_L2_R1": 20, "Test_L2_R2": 15,
@@ -20,25 +18,16 @@ FAST_COLUMNS = {"Test_L3_R1": 5, "Test_L2_R1": 5, "Test_L2_R2": 3,
                 "Test_L1_R1": 2, "Test_L1_R2": 2, "Test_L1_R3": 1}
 
 
-def _read(name: str) -> list[tuple[str, str]]:
-  path = DATA / name
-  if not path.exists():
-    pytest.skip(f"benchmark data not found at {path}")
-  rows = []
-  for line in path.read_text().splitlines():
-    if line.strip():
-      moves, value = line.split()
-      rows.append((moves, value))
-  return rows
-
-
 def _scores(name: str) -> list[tuple[str, int]]:
-  return [(m, int(v)) for m, v in _read(name)]
+  if not pons_data.path(name).exists():
+    pytest.skip(f"benchmark data not found at {pons_data.DATA_DIR}")
+  return pons_data.read_scores(name)
 
 
 def _columns(name: str) -> list[tuple[str, list]]:
-  return [(m, [None if int(x) == 43 else int(x) for x in v.split(",")])
-          for m, v in _read(name + "_columns")]
+  if not pons_data.path(name, columns=True).exists():
+    pytest.skip(f"benchmark data not found at {pons_data.DATA_DIR}")
+  return [(m, list(v)) for m, v in pons_data.read_columns(name)]
 
 
 def _sample(rows: list, count: int) -> list:

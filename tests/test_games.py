@@ -10,6 +10,7 @@ import pytest
 
 import envs
 import mcgs_jax
+from envs import base
 from envs import hsr
 from envs import tictactoe
 from tests import exhaustive
@@ -25,9 +26,7 @@ def _random_playouts(env, num_games, seed):
   for _ in range(env.max_game_length + 1):
     seen.append(jax.tree.map(np.asarray, state))
     rng, sub = jax.random.split(rng)
-    legal = state.legal_action_mask
-    logits = jnp.where(legal | ~legal.any(-1, keepdims=True), 0.0, -jnp.inf)
-    state = step(state, jax.random.categorical(sub, logits).astype(jnp.int32))
+    state = step(state, base.random_legal_action(sub, state.legal_action_mask))
   return seen
 
 

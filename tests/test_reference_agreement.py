@@ -1,7 +1,6 @@
 """The JAX search and the plain-Python reference agree simulation by
 simulation: same paths, same visits, Q within 1e-5, same graph shape."""
 
-import functools
 
 import jax
 import jax.numpy as jnp

@@ -1,8 +1,6 @@
 """The search end to end: invariants on random searches, capacity limits,
 bad input, ground truth on Nim, the mctx adapter."""
 
-import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp
