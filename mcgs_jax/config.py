@@ -42,6 +42,11 @@ class SearchConfig:
       higher; 0 (default) is off, the paper uses 2.0.
     q_veto_delta: the second most visited move swaps weights with the most
       visited one when its Q is higher by more than this; 0 (default) is off.
+    solver: terminal solver (Exact-win-MCTS 2.0, paper Alg. 3): proves nodes
+      WIN/LOSS/DRAW from terminal transitions, prunes proven-losing moves,
+      stops a game's search once its root is proven and then plays the
+      shortest win (longest loss). Needs outcomes given by the sign of the
+      terminal reward and no rewards before the end.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -61,6 +66,7 @@ class SearchConfig:
   visit_temperature: float = 0.0
   q_value_weight: float = 0.0
   q_veto_delta: float = 0.0
+  solver: bool = False
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:

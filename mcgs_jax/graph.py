@@ -18,6 +18,13 @@ UNEXPANDED = -1
 TERMINAL = -2   # the transition ends the game; its value is `edge_reward`
 ILLEGAL = -3
 
+# `solved` codes (terminal solver): the game-theoretic value of a node for the
+# player to move there, once proven.
+UNKNOWN = 0
+WIN = 1
+LOSS = 2
+DRAW = 3
+
 STAT_FIELDS = (
     "simulations",          # simulations that backed up a value
     "nn_evals",             # leaves that needed the network (incl. the root)
@@ -43,6 +50,8 @@ class Graph:
   num_parents: chex.Array   # int32, root 0, transposition node iff > 1
   key: chex.Array           # uint32[B, N, 2]
   embedding: Any            # pytree [B, N, ...]
+  solved: chex.Array        # int32, UNKNOWN/WIN/LOSS/DRAW (terminal solver)
+  end_in_ply: chex.Array    # int32, plies to the game's end along the proof
   # Edges [B, N, A].
   child: chex.Array         # int32 node index or UNEXPANDED/TERMINAL/ILLEGAL
   edge_visits: chex.Array   # int32 N(s, a)
@@ -91,6 +100,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       key=zeros((n, 2), jnp.uint32),
       embedding=jax.tree.map(
           lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
+      solved=zeros((n,), jnp.int32),
+      end_in_ply=zeros((n,), jnp.int32),
       child=jnp.full((b, n, a), UNEXPANDED, jnp.int32),
       edge_visits=zeros((n, a), jnp.int32),
       edge_q=zeros((n, a), jnp.float32),
@@ -122,6 +133,8 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       num_parents=put(graph.num_parents, num_parents),
       key=put(graph.key, key),
       embedding=jax.tree.map(put, graph.embedding, embedding),
+      solved=put(graph.solved, UNKNOWN),
+      end_in_ply=put(graph.end_in_ply, 0),
       child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),
       edge_visits=put(graph.edge_visits, 0),
       edge_q=put(graph.edge_q, 0.0),

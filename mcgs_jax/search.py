@@ -241,6 +241,28 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   )
 
 
+def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
+                    eval_fn: Any, config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """Runs `config.num_simulations` simulations on an existing graph (from
+  `init`, or one re-rooted by `mcgs_jax.advance`). With the solver on, stops
+  as soon as every game's root is solved."""
+
+  def cond(carry):
+    i, graph = carry
+    running = i < config.num_simulations
+    if config.solver:
+      running &= ~jnp.all(graph.solved[:, 0] != graph_lib.UNKNOWN)
+    return running
+
+  def body(carry):
+    i, graph = carry
+    graph, _ = simulate(params, jax.random.fold_in(rng, i), graph, env, eval_fn, config)
+    return i + 1, graph
+
+  _, graph = jax.lax.while_loop(cond, body, (jnp.int32(0), graph))
+  return graph
+
+
 def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
            config: config_lib.SearchConfig) -> SearchOutput:
   """Searches from every state of the batch `state` [B].
@@ -261,11 +283,5 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   """
   init_rng, sim_rng = jax.random.split(rng)
   graph = init(params, init_rng, state, env, eval_fn, config)
-
-  def body(i, graph):
-    graph, _ = simulate(params, jax.random.fold_in(sim_rng, i), graph, env, eval_fn,
-                        config)
-    return graph
-
-  graph = jax.lax.fori_loop(0, config.num_simulations, body, graph)
+  graph = run_simulations(params, sim_rng, graph, env, eval_fn, config)
   return summarize(graph, config, jax.random.fold_in(rng, 2))
