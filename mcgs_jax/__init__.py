@@ -3,11 +3,12 @@
 from mcgs_jax.config import SearchConfig
 from mcgs_jax.graph import Graph, bytes_per_game
 from mcgs_jax.model import EnvModel, MctxModel, Model, Root, Transition, from_mctx
+from mcgs_jax.reuse import advance, reroot
 from mcgs_jax.search import (SearchOutput, SearchStats, init, run_simulations, search,
                              simulate, summarize)
 
 __all__ = [
     "EnvModel", "Graph", "MctxModel", "Model", "Root", "SearchConfig", "SearchOutput",
-    "SearchStats", "Transition", "bytes_per_game", "from_mctx", "init", "run_simulations",
-    "search", "simulate", "summarize",
+    "SearchStats", "Transition", "advance", "bytes_per_game", "from_mctx", "init", "reroot",
+    "run_simulations", "search", "simulate", "summarize",
 ]

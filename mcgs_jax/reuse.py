@@ -1,0 +1,209 @@
+"""Graph reuse between moves: re-root the search graph at the played child.
+
+After a move, the subgraph below the reached child holds statistics that the
+next search would otherwise recompute. `advance` keeps exactly the nodes
+reachable from that child (in "mcgs" mode a node may have several parents, so
+reachability is computed over the whole DAG, not a subtree), compacts them to
+indices 0..M-1 with the new root at 0 and rebuilds the hash table; `reroot`
+adds the fallback to a fresh root and fresh root noise, for play loops:
+
+  out = search(...) -> state = env.step(state, out.action)
+  -> graph = reroot(..., out.graph, out.action, state, ...)
+  -> graph = run_simulations(..., graph, ...) -> out = summarize(graph, ...)
+
+Everything is batched over B games, runs on device and is jittable (`config`
+static; `env` and `eval_fn` static for `reroot`).
+"""
+
+import dataclasses
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import config as config_lib
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import hash_table
+from mcgs_jax import search as search_lib
+
+# Graph fields without a node axis; every other field is [B, N, ...] and is
+# moved with its node, so node fields added to `Graph` later need no edits here.
+_NOT_NODE_FIELDS = ("table", "nodes_used", "stats")
+
+
+def _node_fields(graph: graph_lib.Graph) -> list[str]:
+  return [f.name for f in dataclasses.fields(graph) if f.name not in _NOT_NODE_FIELDS]
+
+
+def _reachable(child: chex.Array, start: chex.Array) -> chex.Array:
+  """Nodes reachable from `start` along `child` edges, for ONE game.
+
+  Args:
+    child: int32[N, A], node indices or negative codes.
+    start: int32, a node index, or negative for none.
+
+  Returns:
+    bool[N].
+  """
+  n = child.shape[0]
+  reach = jnp.zeros(n, bool).at[jnp.where(start >= 0, start, n)].set(True, mode="drop")
+
+  # Transposition links can point from a later node to an earlier one, so no
+  # single pass in index order suffices; iterate to the fixed point instead.
+  def body(carry):
+    reach, _ = carry
+    targets = jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1)
+    grown = reach.at[targets].set(True, mode="drop")
+    return grown, jnp.any(grown != reach)
+
+  reach, _ = jax.lax.while_loop(lambda carry: carry[1], body, (reach, jnp.bool_(True)))
+  return reach
+
+
+def _compaction(reach: chex.Array, start: chex.Array):
+  """Index maps of the kept nodes of ONE game: `start` first, the others in
+  their old order.
+
+  Returns:
+    new_of_old: int32[N], the new index of each kept node, -1 elsewhere.
+    old_of_new: int32[N], the old index of each new slot (0 past the kept count).
+    count: int32, the number of kept nodes.
+  """
+  n = reach.shape[0]
+  index = jnp.arange(n, dtype=jnp.int32)
+  others = reach & (index != start)
+  new_of_old = jnp.where(index == start, 0, jnp.cumsum(others, dtype=jnp.int32))
+  new_of_old = jnp.where(reach, new_of_old, -1)
+  old_of_new = jnp.zeros(n, jnp.int32).at[jnp.where(reach, new_of_old, n)].set(
+      index, mode="drop")
+  return new_of_old, old_of_new, reach.sum(dtype=jnp.int32)
+
+
+def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes: int):
+  """A fresh hash table of ONE game's first `count` nodes, inserted in node
+  order (a key held by several nodes maps to the first). Returns (table,
+  number of keys that found no free slot)."""
+  def body(i, carry):
+    table, overflows = carry
+    found, free_slot = hash_table.find(table, key[i], max_probes)
+    table = hash_table.write(table, free_slot, key[i], i)  # EMPTY slot: no write
+    return table, overflows + ((found < 0) & (free_slot < 0)).astype(jnp.int32)
+
+  return jax.lax.fori_loop(0, count, body, (hash_table.empty(table_size), jnp.int32(0)))
+
+
+def advance(graph: graph_lib.Graph, action: chex.Array,
+            config: config_lib.SearchConfig):
+  """Re-roots every game's graph at the child its root reaches by `action`.
+
+  The kept nodes keep all their statistics (visits, values, priors, edge
+  counts and Q), so the new root starts with N = the old child's visits.
+  Nodes not reachable from the new root are dropped and their slots cleared
+  as in `graph.empty`, so the graph can grow again; the hash table is rebuilt
+  from the kept keys and the `stats` counters restart from zero (except
+  `table_overflows`, which counts kept keys the new table could not index).
+
+  Args:
+    graph: Graph [B, N, A], e.g. `SearchOutput.graph`.
+    action: int32[B], the move played at each root.
+    config: the `SearchConfig` the graph was built with. Static.
+
+  Returns:
+    (graph, kept): the re-rooted Graph [B, N, A], and bool[B], False where the
+    played edge leads to no stored node (unexpanded, terminal, illegal, or
+    not stored for lack of capacity). Such a game's graph is empty
+    (nodes_used 0): start it from a fresh root (`init`, or `reroot`).
+  """
+  batch, capacity = graph.batch_size, graph.capacity
+  for name in _node_fields(graph):
+    for leaf in jax.tree.leaves(getattr(graph, name)):
+      if leaf.shape[:2] != (batch, capacity):
+        raise ValueError(f"Graph field {name!r} has shape {leaf.shape}; every field but "
+                         f"{_NOT_NODE_FIELDS} must be indexed [B, N, ...] = "
+                         f"[{batch}, {capacity}, ...]")
+  action = jnp.asarray(action, jnp.int32)
+  chex.assert_shape(action, (batch,))
+
+  in_range = (action >= 0) & (action < graph.num_actions)
+  start = graph.child[jnp.arange(batch), 0, jnp.clip(action, 0, graph.num_actions - 1)]
+  kept = in_range & (graph.nodes_used > 0) & (start >= 0)
+  start = jnp.where(kept, start, -1)
+
+  reach = jax.vmap(_reachable)(graph.child, start)
+  new_of_old, old_of_new, count = jax.vmap(_compaction)(reach, start)
+  used = jnp.arange(capacity)[None, :] < count[:, None]
+
+  blank = graph_lib.empty(batch, capacity, graph.num_actions, graph.table.nodes.shape[-1],
+                          jax.tree.map(lambda x: x[:, 0], graph.embedding))
+
+  def move(x, blank_x):
+    gathered = jax.vmap(lambda row, index: row[index])(x, old_of_new)
+    return jnp.where(used.reshape(used.shape + (1,) * (x.ndim - 2)), gathered, blank_x)
+
+  moved = {}
+  for name in _node_fields(graph):
+    value = getattr(graph, name)
+    # A field `graph.empty` does not know (a Graph subclass) is cleared to 0.
+    blank_value = getattr(blank, name, None)
+    if blank_value is None:
+      blank_value = jax.tree.map(jnp.zeros_like, value)
+    moved[name] = jax.tree.map(move, value, blank_value)
+
+  child = moved["child"]
+  child = jnp.where(child >= 0, jax.vmap(lambda m, c: m[jnp.maximum(c, 0)])(new_of_old, child),
+                    child)
+  moved["child"] = child
+  moved["num_parents"] = jax.vmap(
+      lambda c: jnp.zeros(capacity, jnp.int32).at[jnp.where(c >= 0, c, capacity).reshape(-1)]
+      .add(1, mode="drop"))(child)
+
+  stats = {name: jnp.zeros_like(value) for name, value in graph.stats.items()}
+  if config.uses_table:
+    table, overflows = jax.vmap(
+        lambda key, n: _index_nodes(key, n, graph.table.nodes.shape[-1], config.max_probes))(
+            moved["key"], count)
+    stats["table_overflows"] = overflows
+  else:
+    table = blank.table
+  return graph.replace(table=table, nodes_used=count, stats=stats, **moved), kept
+
+
+def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.Array,
+           next_state: Any, env: Any, eval_fn: Any,
+           config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """The graph to search from after `action` was played: the old graph
+  advanced where it holds the reached state, else a fresh root.
+
+  A kept root is also checked against `next_state`'s key, so a model whose
+  transitions are random (or a `next_state` that is not the played child)
+  falls back to a fresh root instead of reusing the wrong statistics. With
+  `config.dirichlet_fraction > 0`, kept roots get fresh Dirichlet noise on
+  their prior, as `init` gives new roots.
+
+  Args:
+    params: network parameters, for `eval_fn`.
+    rng: a PRNG key.
+    graph: Graph [B, N, A] of the last search.
+    action: int32[B], the move played in each game.
+    next_state: the batch of states [B] after the move (`env.step`).
+    env: the env or `mcgs_jax.Model`. Static.
+    eval_fn: as in `search`. Static.
+    config: `SearchConfig`. Static.
+
+  Returns:
+    Graph [B, N, A]; call `run_simulations` then `summarize` on it.
+  """
+  init_rng, noise_rng = jax.random.split(rng)
+  advanced, kept = advance(graph, action, config)
+  fresh = search_lib.init(params, init_rng, next_state, env, eval_fn, config)
+  kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
+  if config.dirichlet_fraction > 0:
+    legal = advanced.child[:, 0] != graph_lib.ILLEGAL
+    noisy = search_lib._add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)  # pylint: disable=protected-access
+    advanced = advanced.replace(prior=advanced.prior.at[:, 0].set(noisy))
+
+  def select(reused, new):
+    return jnp.where(kept.reshape(kept.shape + (1,) * (reused.ndim - 1)), reused, new)
+
+  return jax.tree.map(select, advanced, fresh)

@@ -1,0 +1,294 @@
+"""Graph reuse between moves: `advance` keeps exactly the subgraph reachable
+from the played child (checked against a BFS on the host), the result is a
+valid graph to search on, `reroot` falls back to a fresh root, and node fields
+the graph gains later move with their nodes."""
+
+import dataclasses
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+import mcgs_jax
+from envs import nim
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import hash_table
+from tests import invariants
+from tests.fake_evals import HashEval
+
+STATIC = ("env", "eval_fn", "config")
+search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
+init_jit = jax.jit(mcgs_jax.init, static_argnames=STATIC)
+run_jit = jax.jit(mcgs_jax.run_simulations, static_argnames=STATIC)
+reroot_jit = jax.jit(mcgs_jax.reroot, static_argnames=STATIC)
+advance_jit = jax.jit(mcgs_jax.advance, static_argnames=("config",))
+summarize_jit = jax.jit(mcgs_jax.summarize, static_argnames=("config",))
+
+ENV = envs.make("nim-piles:1,3,5")
+# A flat value keeps the search broad: many transpositions in "mcgs" mode.
+EVAL = HashEval(ENV.num_actions, value_scale=0.5)
+PILES = [(1, 3, 5), (1, 2, 4)]
+SIMS = 48
+NODE_FIELDS = [f.name for f in dataclasses.fields(graph_lib.Graph)
+               if f.name not in ("table", "nodes_used", "stats")]
+COMPARED = ("visits", "value_sum", "nn_value", "prior", "key", "solved", "end_in_ply",
+            "edge_visits", "edge_q", "edge_reward", "edge_discount")
+
+
+def make_config(backup="mcgs", **kwargs):
+  return mcgs_jax.SearchConfig(num_simulations=SIMS, backup=backup, **kwargs)
+
+
+def states(piles=PILES):
+  return envs.stack([nim.state_from_piles(ENV, p) for p in piles])
+
+
+@functools.cache
+def searched(backup):
+  """(search output on device, its host copy) from the PILES positions."""
+  out = search_jit(None, jax.random.PRNGKey(0), states(), ENV, EVAL, make_config(backup))
+  return out, jax.device_get(out)
+
+
+def best_stored_action(g):
+  """Per game, the most visited root action whose edge leads to a stored node."""
+  visits = np.where(g.child[:, 0] >= 0, g.edge_visits[:, 0], -1)
+  return visits.argmax(-1).astype(np.int32)
+
+
+@functools.cache
+def advanced(backup):
+  """(advanced graph on device, its host copy, the action) for `searched`."""
+  _, host = searched(backup)
+  action = best_stored_action(host.graph)
+  graph, kept = advance_jit(searched(backup)[0].graph, action, make_config(backup))
+  assert np.all(np.asarray(kept))
+  return graph, jax.device_get(graph), action
+
+
+def reachable(child, start):
+  """Host BFS over `child` [N, A] edges from node `start`."""
+  seen, frontier = {start}, [start]
+  while frontier:
+    node = frontier.pop()
+    for c in child[node]:
+      if c >= 0 and c not in seen:
+        seen.add(int(c))
+        frontier.append(int(c))
+  return seen
+
+
+def game(tree, b):
+  return jax.tree.map(lambda x: np.asarray(x)[b], tree)
+
+
+def assert_trees_equal(a, b):
+  jax.tree.map(np.testing.assert_array_equal, a, b)
+
+
+def legal_checker(g, b):
+  return lambda i: np.asarray(g.embedding.legal_action_mask[b, i])
+
+
+def check_rerooted(g, b, config):
+  """`check_graph` after a re-root. It counts the root's edge visits against
+  stats["simulations"], which `advance` restarts from zero while the root's
+  edges keep the reused visits, so that one count is matched to the root."""
+  stats = {k: np.array(v) for k, v in g.stats.items()}
+  stats["simulations"][b] = g.edge_visits[b, 0].sum()
+  return invariants.check_graph(g.replace(stats=stats), b, config, legal_checker(g, b))
+
+
+def blank_graph(g):
+  return jax.device_get(graph_lib.empty(
+      g.batch_size, g.capacity, g.num_actions, g.table.nodes.shape[-1],
+      jax.tree.map(lambda x: x[:, 0], g.embedding)))
+
+
+def assert_restricted(old, new, b, start):
+  """Game `b` of `new` is `old` re-rooted at `start`: the BFS-reachable nodes
+  in order (root first), their fields and remapped edges, cleared slots after."""
+  order = [start] + sorted(reachable(old.child[b], start) - {start})
+  used = len(order)
+  new_of_old = {o: i for i, o in enumerate(order)}
+  assert int(new.nodes_used[b]) == used
+  for name in COMPARED:
+    np.testing.assert_array_equal(getattr(new, name)[b, :used],
+                                  getattr(old, name)[b, order], err_msg=name)
+  assert_trees_equal(jax.tree.map(lambda x: x[b, :used], new.embedding),
+                     jax.tree.map(lambda x: x[b, order], old.embedding))
+  old_child = old.child[b, order]
+  remapped = np.vectorize(lambda c: new_of_old[c] if c >= 0 else c)(old_child)
+  np.testing.assert_array_equal(new.child[b, :used], remapped)
+  parents = np.bincount(remapped[remapped >= 0], minlength=used)
+  np.testing.assert_array_equal(new.num_parents[b, :used], parents)
+  assert parents[0] == 0
+  assert new.visits[b, 0] == old.visits[b, start]
+  blank = blank_graph(new)
+  for name in NODE_FIELDS:
+    assert_trees_equal(jax.tree.map(lambda x: x[b, used:], getattr(new, name)),
+                       jax.tree.map(lambda x: x[b, used:], getattr(blank, name)))
+  return used
+
+
+@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+def test_advance_keeps_the_reachable_subgraph(backup):
+  config = make_config(backup)
+  _, out = searched(backup)
+  old = out.graph
+  _, new, action = advanced(backup)
+  for b in range(len(PILES)):
+    start = int(old.child[b, 0, action[b]])
+    used = assert_restricted(old, new, b, start)
+    assert 1 < used < old.nodes_used[b]
+    assert all(int(v) == 0 for v in game(new.stats, b).values())
+    check_rerooted(new, b, config)
+    # Every kept key is found at its (first) node in the rebuilt table.
+    found, _ = jax.vmap(hash_table.find, in_axes=(None, 0, None))(
+        jax.tree.map(jnp.asarray, game(new.table, b)), new.key[b, :used], config.max_probes)
+    found = np.asarray(found)
+    if backup == "tree":
+      assert np.all(new.table.nodes[b] == hash_table.EMPTY)
+    elif backup == "mcgs":
+      np.testing.assert_array_equal(found, np.arange(used))
+    else:
+      assert np.all((found >= 0) & (found <= np.arange(used)))
+      np.testing.assert_array_equal(new.key[b, found], new.key[b, :used])
+  if backup == "mcgs":
+    assert new.num_parents.max() > 1   # the kept part is a DAG, not a tree
+
+
+@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+def test_search_continues_from_the_advanced_graph(backup):
+  config = make_config(backup)
+  _, new, _ = advanced(backup)
+  graph = run_jit(None, jax.random.PRNGKey(1), advanced(backup)[0], ENV, EVAL, config)
+  out = jax.device_get(summarize_jit(graph, config))
+  np.testing.assert_array_equal(out.graph.visits[:, 0], new.visits[:, 0] + SIMS)
+  np.testing.assert_array_equal(out.visit_counts.sum(-1), new.edge_visits[:, 0].sum(-1) + SIMS)
+  np.testing.assert_array_equal(out.stats.simulations, SIMS)
+  for b in range(len(PILES)):
+    check_rerooted(out.graph, b, config)
+    assert out.graph.embedding.legal_action_mask[b, 0, out.action[b]]
+
+
+def test_batch_with_games_not_kept():
+  """Per game: a kept child, an illegal move, a move that ends the game."""
+  config = make_config()
+  device_out, out = searched("mcgs")
+  old = out.graph
+  best = best_stored_action(old)
+  illegal = int(np.flatnonzero(old.child[1, 0] == graph_lib.ILLEGAL)[0])
+  new, kept = jax.device_get(advance_jit(device_out.graph, np.array([best[0], illegal]), config))
+  np.testing.assert_array_equal(kept, [True, False])
+  assert_restricted(old, new, 0, int(old.child[0, 0, best[0]]))
+  assert new.nodes_used[1] == 0 and new.stats["table_overflows"][1] == 0
+  assert_trees_equal(game(new, 1), game(blank_graph(new), 1))
+  # Taking the last 3 stones ends the game: no stored child.
+  end = search_jit(None, jax.random.PRNGKey(0), states([(1, 3, 5), (0, 0, 3)]), ENV, EVAL, config)
+  take_3 = 2 * ENV.take_limit + 2
+  assert int(end.graph.child[1, 0, take_3]) == graph_lib.TERMINAL
+  new, kept = advance_jit(end.graph, jnp.array([best[0], take_3]), config)
+  np.testing.assert_array_equal(kept, [True, False])
+  np.testing.assert_array_equal(new.nodes_used, [int(new.nodes_used[0]), 0])
+
+
+@chex.dataclass(frozen=True)
+class TaggedGraph(graph_lib.Graph):
+  """A graph with a node field `Graph` does not have."""
+  tag: chex.Array   # f32[B, N, 2]
+
+
+def test_node_fields_move_with_their_nodes():
+  config = make_config()
+  device_out, out = searched("mcgs")
+  old = out.graph
+  b_n = old.visits.shape
+  ids = (np.arange(b_n[0])[:, None] * 1000 + np.arange(b_n[1])[None, :]).astype(np.int32)
+  tagged = TaggedGraph(**{f.name: getattr(device_out.graph, f.name)
+                          for f in dataclasses.fields(graph_lib.Graph)},
+                       tag=jnp.stack([ids, -ids], axis=-1).astype(jnp.float32))
+  tagged = tagged.replace(end_in_ply=jnp.asarray(ids + 7))
+  action = best_stored_action(old)
+  new, kept = jax.device_get(advance_jit(tagged, action, config))
+  assert isinstance(new, TaggedGraph) and np.all(kept)
+  for b in range(b_n[0]):
+    start = int(old.child[b, 0, action[b]])
+    order = [start] + sorted(reachable(old.child[b], start) - {start})
+    used = len(order)
+    np.testing.assert_array_equal(new.end_in_ply[b, :used], ids[b, order] + 7)
+    np.testing.assert_array_equal(new.tag[b, :used, 0], ids[b, order])
+    np.testing.assert_array_equal(new.tag[b, :used, 1], -ids[b, order])
+    assert np.all(new.end_in_ply[b, used:] == 0) and np.all(new.tag[b, used:] == 0)
+  bad = tagged.replace(tag=jnp.zeros((b_n[0], 3)))
+  with pytest.raises(ValueError, match="tag"):
+    mcgs_jax.advance(bad, action, config)
+
+
+def test_play_games_with_reroot():
+  """Whole games, searching from the re-rooted graph after every move; at the
+  first move game 1 plays a move the search never tried (fresh root)."""
+  config = make_config()
+  state = states()
+  rng = jax.random.PRNGKey(0)
+  out = search_jit(None, rng, state, ENV, EVAL, config)
+  reused = fresh_roots = 0
+  for move in range(ENV.max_game_length + 1):
+    if np.all(np.asarray(state.terminated)):
+      break
+    old = jax.device_get(out.graph)
+    action = np.array(out.action)
+    if move == 0:
+      untried = np.flatnonzero(old.child[1, 0] == graph_lib.UNEXPANDED)
+      assert untried.size, "every root move was tried; lower SIMS"
+      action[1] = untried[0]
+    next_state = ENV.step(state, jnp.asarray(action))
+    rng, sub = jax.random.split(rng)
+    graph = reroot_jit(None, sub, out.graph, action, next_state, ENV, EVAL, config)
+    host = jax.device_get(graph)
+    fresh = jax.device_get(init_jit(None, sub, next_state, ENV, EVAL, config))
+    for b in range(len(PILES)):
+      code = int(old.child[b, 0, action[b]])
+      if code >= 0:
+        reused += 1
+        assert host.visits[b, 0] == old.visits[b, code]
+        np.testing.assert_array_equal(host.key[b, 0], np.asarray(next_state.key[b]))
+      else:
+        fresh_roots += 1
+        assert_trees_equal(game(host, b), game(fresh, b))
+    graph = run_jit(None, sub, graph, ENV, EVAL, config)
+    out = summarize_jit(graph, config)
+    host = jax.device_get(out.graph)
+    for b in range(len(PILES)):
+      check_rerooted(host, b, config)
+    state = next_state
+  assert np.all(np.asarray(state.terminated))
+  assert reused > 2 and fresh_roots >= 1
+
+
+def test_reroot_ignores_a_graph_of_another_state_and_adds_root_noise():
+  config = make_config()
+  device_out, out = searched("mcgs")
+  action = best_stored_action(out.graph)
+  # A next state that is not the played child: the graph must not be reused.
+  other = states([(0, 3, 5), (0, 2, 4)])
+  graph = reroot_jit(None, jax.random.PRNGKey(1), device_out.graph, action, other,
+                     ENV, EVAL, config)
+  assert_trees_equal(jax.device_get(graph),
+                     jax.device_get(init_jit(None, jax.random.PRNGKey(1), other, ENV,
+                                             EVAL, config)))
+  # The played child, with root noise: only the new root's prior changes.
+  child = ENV.step(states(), jnp.asarray(action))
+  noisy = jax.device_get(reroot_jit(None, jax.random.PRNGKey(1), device_out.graph, action,
+                                    child, ENV, EVAL, make_config(dirichlet_fraction=0.5)))
+  _, plain, _ = advanced("mcgs")
+  assert_trees_equal(noisy.replace(prior=plain.prior), plain)
+  legal = plain.child[:, 0] != graph_lib.ILLEGAL
+  assert not np.allclose(noisy.prior[:, 0], plain.prior[:, 0])
+  np.testing.assert_allclose(noisy.prior[:, 0].sum(-1), 1.0, rtol=1e-5)
+  assert np.all(noisy.prior[:, 0][~legal] == 0)
+  np.testing.assert_array_equal(noisy.prior[:, 1:], plain.prior[:, 1:])
