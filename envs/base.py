@@ -59,12 +59,23 @@ class Env:
 
   def step(self, state: Any, action: jax.Array) -> Any:
     """Plays `action` (int, [] or [B]) in `state` (single or batched)."""
-    action = jnp.asarray(action, jnp.int32)
-    batch_dims = batch_ndim(state)
-    fn = self._step
-    for _ in range(batch_dims):
-      fn = jax.vmap(fn)
-    return fn(state, action)
+    return _per_game(self._step, state)(state, jnp.asarray(action, jnp.int32))
+
+  def priority(self, state: Any) -> jax.Array:
+    """bool[..., A]: moves worth trying first (constraint-first exploration,
+    `SearchConfig.eps_constraint`); games override `_priority`."""
+    return _per_game(self._priority, state)(state)
+
+  def _priority(self, state: Any) -> jax.Array:
+    del state
+    return jnp.zeros((self.num_actions,), jnp.bool_)
+
+
+def _per_game(fn, state):
+  """`fn` of ONE game, vmapped over the batch dimensions of `state`."""
+  for _ in range(batch_ndim(state)):
+    fn = jax.vmap(fn)
+  return fn
 
 
 # Up to this many actions `random_legal_action` unrolls its rank search.

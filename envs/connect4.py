@@ -169,6 +169,21 @@ class Connect4(base.Env):
     )
     return base.step_unless_terminated(state, stepped)
 
+  def _priority(self, state: State) -> jax.Array:
+    """bool[7]: columns that win at once or block an immediate win of the
+    opponent (constraint-first exploration)."""
+    pos = bits.unpack(state.position)
+    mask = bits.unpack(state.mask)
+    opponent = bits.xor(pos, mask)
+    legal = state.legal_action_mask
+
+    def urgent(col):
+      # The cell a stone dropped in `col` lands on.
+      cell = bits.xor(bits.or_(mask, bits.add(mask, bits.bit(col * _H1))), mask)
+      return has_four(bits.or_(pos, cell)) | has_four(bits.or_(opponent, cell))
+
+    return legal & jax.vmap(urgent)(jnp.arange(NUM_COLS))
+
 
 def has_four_int(stones: int) -> bool:
   """Four aligned stones in a Python-int bitboard."""

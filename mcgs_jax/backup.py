@@ -4,7 +4,8 @@ Walking up from the last edge, each edge gets a value from its parent's mover
 point of view: the plain value one step down through the edge (reward +
 discount * value), except above a transposition node, where it is the
 correction that pulls the edge's Q onto the node's updated value V*(s')
-(`selection.correction_value`). Each edge then takes a running-mean update
+(`selection.correction_value`), and above a node proven by the solver, where
+it is the node's exact value. Each edge then takes a running-mean update
 and each node adds the value to its sum.
 
 Nodes on a path are distinct (the graph is acyclic: keys include the ply, or
@@ -18,11 +19,14 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import selection
+from mcgs_jax import solver
 
 
 def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
-           config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """Backs `leaf_value` (value of the last path edge) up ONE game's path."""
+           config: config_lib.SearchConfig, start=0) -> graph_lib.Graph:
+  """Backs `leaf_value` (value of the last path edge) up ONE game's path,
+  from the last edge up to edge `start` (0: the root; a disconnected
+  exploration trajectory leaves the line above its branch node alone)."""
   max_depth = path_nodes.shape[0]
   # One gather per array: the pre-update statistics of the path.
   visits = graph.visits[path_nodes]
@@ -32,6 +36,9 @@ def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
   edge_q = graph.edge_q[path_nodes, path_actions]
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
+  # Nodes proven by now (the solver runs before the backup) pass up exact values.
+  proven = (graph.solved[path_nodes] != graph_lib.UNKNOWN) & config.solver
+  exact = solver.exact_value(graph.solved[path_nodes])
 
   def body(carry):
     i, value, values = carry
@@ -43,15 +50,16 @@ def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
     target = edge_reward[up] + edge_discount[up] * updated
     corrected = selection.correction_value(edge_visits[up].astype(jnp.float32), edge_q[up],
                                            target, config)
-    return i - 1, jnp.where(transposition[i], corrected, plain), values
+    exact_up = edge_reward[up] + edge_discount[up] * exact[i]
+    return i - 1, jnp.select([proven[i], transposition[i]], [exact_up, corrected], plain), values
 
   # A loop over the path's own length (not max_depth): paths are short.
   # `values` [D] ends up holding what each path edge receives, 0 beyond `length`.
   _, _, values = jax.lax.while_loop(
-      lambda carry: carry[0] >= 0, body,
+      lambda carry: carry[0] >= start, body,
       (length - 1, jnp.asarray(leaf_value, jnp.float32), jnp.zeros((max_depth,), jnp.float32)))
 
-  on_path = jnp.arange(max_depth) < length
+  on_path = (jnp.arange(max_depth) < length) & (jnp.arange(max_depth) >= start)
   # Off-path entries point past the end and are dropped by the scatters.
   nodes = jnp.where(on_path, path_nodes, graph.capacity)
   new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)

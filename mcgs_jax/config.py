@@ -47,6 +47,22 @@ class SearchConfig:
       stops a game's search once its root is proven and then plays the
       shortest win (longest loss). Needs outcomes given by the sign of the
       terminal reward and no rewards before the end.
+    max_nn_evals: evaluation budget per game (the root's evaluation
+      included): a game stops once it has made this many network calls, and
+      a simulation that ends without one (terminal, correction, link, cached
+      result, proven node) backs up and selects again inside the same step,
+      up to `free_retries` times, so each batched `eval_fn` call is spent on
+      new leaves. `num_simulations` stays the cap on simulations (and steps).
+      None (default): budget by simulations only.
+    free_retries: extra selections per step for free simulations (with
+      `max_nn_evals`).
+    eps_greedy: probability of an epsilon-greedy trajectory with a
+      disconnected backup (see `selection`); 0 (default) is off, the paper
+      uses 0.01-0.05.
+    eps_constraint: probability of a constraint-first trajectory: at the
+      branch node the untried `priority` move of highest prior is expanded
+      (games supply `priority`; Connect-4: immediate wins and blocks); 0
+      (default) is off, the paper uses 0.01.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -67,6 +83,10 @@ class SearchConfig:
   q_value_weight: float = 0.0
   q_veto_delta: float = 0.0
   solver: bool = False
+  max_nn_evals: int | None = None
+  eps_greedy: float = 0.0
+  eps_constraint: float = 0.0
+  free_retries: int = 8
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -88,6 +108,12 @@ class SearchConfig:
       raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
     if not (self.q_value_weight >= 0 and self.q_veto_delta >= 0):
       raise ValueError("q_value_weight and q_veto_delta must be >= 0")
+    if self.max_nn_evals is not None and self.max_nn_evals < 1:
+      raise ValueError(f"max_nn_evals must be >= 1 (the root), got {self.max_nn_evals}")
+    if not (0 <= self.eps_greedy <= 1 and 0 <= self.eps_constraint <= 1):
+      raise ValueError("eps_greedy and eps_constraint must be in [0, 1]")
+    if self.free_retries < 0:
+      raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
     if not self.visit_temperature >= 0:
       raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
 

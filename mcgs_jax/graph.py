@@ -32,6 +32,9 @@ STAT_FIELDS = (
     "corrections",          # simulations stopped early at a diverged transposition
     "tt_cache_hits",        # tt_cache mode: network results copied from the table
     "terminal_visits",      # simulations that ended in a terminal transition
+    "solved_visits",        # simulations that ended at a node proven by the solver
+    "explorations",         # eps-greedy / constraint-first trajectories
+    "disconnected",         # of those, backed up from below the root only
     "node_overflows",       # leaves not stored: node arrays full
     "table_overflows",      # nodes not indexed: no free slot within max_probes
     "depth_overflows",      # simulations cut at max_depth

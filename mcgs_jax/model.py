@@ -53,6 +53,12 @@ class Model:
                  action: chex.Array) -> Transition:
     raise NotImplementedError
 
+  def priority(self, embedding: Any, legal: chex.Array) -> chex.Array:
+    """bool[B, A]: moves constraint-first exploration tries first; none by
+    default."""
+    del embedding
+    return jnp.zeros_like(legal)
+
 
 @dataclasses.dataclass(frozen=True)
 class EnvModel(Model):
@@ -66,6 +72,11 @@ class EnvModel(Model):
   def root(self, state):
     return Root(embedding=state, key=state.key, legal=state.legal_action_mask,
                 terminal=state.terminated)
+
+  def priority(self, embedding, legal):
+    if hasattr(self.env, "priority"):
+      return self.env.priority(embedding)
+    return jnp.zeros_like(legal)
 
   def transition(self, params, rng, embedding, action):
     del params, rng

@@ -23,6 +23,7 @@ from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
 from mcgs_jax import move_selection
 from mcgs_jax import selection
+from mcgs_jax import solver
 
 
 @chex.dataclass(frozen=True)
@@ -36,6 +37,9 @@ class SearchStats:
   corrections: chex.Array
   tt_cache_hits: chex.Array
   terminal_visits: chex.Array
+  solved_visits: chex.Array
+  explorations: chex.Array
+  disconnected: chex.Array
   node_overflows: chex.Array
   table_overflows: chex.Array
   depth_overflows: chex.Array
@@ -50,6 +54,8 @@ class SearchOutput:
   root_value: chex.Array      # f32[B], V(root) from the root mover's view
   q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
   visit_counts: chex.Array    # int32[B, A]
+  root_solved: chex.Array     # int32[B], graph.UNKNOWN/WIN/LOSS/DRAW (solver)
+  root_end_in_ply: chex.Array  # int32[B], plies to the end of a proven root
   stats: SearchStats
   graph: graph_lib.Graph
 
@@ -171,8 +177,19 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
       ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
   leaf_value = jnp.where(expand, expanded_value, sel.value)
   simulated = sel.kind != selection.NO_SIMULATION
-  graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions,
-                            jnp.where(simulated, sel.length, 0), leaf_value, config)
+  length = jnp.where(simulated, sel.length, 0)
+  if config.solver:
+    # The node the last edge leads to (new, linked, or one whose moves are all
+    # proven losses) is examined first, then the path up to the root.
+    last_child = jnp.where(simulated, graph.child[parent, action], -1)
+    graph = solver.solve_path(graph, sel.path_nodes, length, last_child)
+    safe_last = jnp.maximum(last_child, 0)
+    leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
+    leaf_value = jnp.where(
+        leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
+        * solver.exact_value(graph.solved[safe_last]), leaf_value)
+  graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions, length, leaf_value,
+                            config, start=sel.start)
   return graph_lib.add_stats(
       graph,
       simulations=simulated,
@@ -181,6 +198,9 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
       corrections=sel.kind == selection.CORRECTION,
       tt_cache_hits=cache_hit,
       terminal_visits=ends_game | (sel.kind == selection.TERMINAL_EDGE),
+      solved_visits=sel.kind == selection.SOLVED_EDGE,
+      explorations=simulated & sel.explored,
+      disconnected=simulated & (sel.start > 0),
       node_overflows=new_node & ~store,
       table_overflows=indexed & (free_slot < 0),
       depth_overflows=sel.kind == selection.DEPTH_LIMIT,
@@ -193,25 +213,101 @@ def _gather(tree, index):
   return jax.tree.map(lambda x: jax.vmap(lambda row, i: row[i])(x, index), tree)
 
 
-def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
-             eval_fn: Any, config: config_lib.SearchConfig):
-  """Runs one simulation in every game. Returns (graph, Selection)."""
-  model = model_lib.as_model(env)
-  step_rng, eval_rng = jax.random.split(rng)
-  sel = jax.vmap(functools.partial(selection.select, config=config))(graph)
-  trans = model.transition(params, step_rng, _gather(graph.embedding, sel.parent),
-                           sel.action)
+def _descend(params, rng, graph, model, config):
+  """Steps 1-3 for all games: selection, one batched transition, lookup."""
+  explore = None
+  if config.eps_greedy > 0 or config.eps_constraint > 0:
+    plan_rng, branch_rng = jax.random.split(jax.random.fold_in(rng, 1))
+    mode, depth, node = jax.vmap(functools.partial(selection.plan_exploration, config=config))(
+        graph, jax.random.split(plan_rng, graph.batch_size))
+    legal = jax.vmap(lambda child, i: child[i] != graph_lib.ILLEGAL)(graph.child, node)
+    if config.eps_constraint > 0:
+      priority = model.priority(_gather(graph.embedding, node), legal) & legal
+    else:
+      priority = jnp.zeros_like(legal)
+    explore = selection.Exploration(mode=mode, depth=depth, priority=priority,
+                                    rng=jax.random.split(branch_rng, graph.batch_size))
+  sel = jax.vmap(functools.partial(selection.select, config=config))(graph, explore=explore)
+  trans = model.transition(params, rng, _gather(graph.embedding, sel.parent), sel.action)
   if config.uses_table:
     found, free_slot = jax.vmap(
         functools.partial(hash_table.find, max_probes=config.max_probes))(
             graph.table, trans.key)
   else:
     found = free_slot = jnp.full((graph.batch_size,), -1, jnp.int32)
+  return sel, trans, found, free_slot
+
+
+def _needs_eval(sel, trans, found, config):
+  """bool[B]: the simulation ends at a new leaf that needs the network."""
+  known = (found >= 0) & config.uses_table   # a link (mcgs) or a cached result (tt_cache)
+  return (sel.kind == selection.EXPAND) & ~trans.terminal & ~known
+
+
+def _deactivate(sel, active):
+  """Games with `active` False run no simulation (their backup is a no-op)."""
+  return sel.replace(kind=jnp.where(active, sel.kind, selection.NO_SIMULATION))
+
+
+def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
+             eval_fn: Any, config: config_lib.SearchConfig, active: chex.Array | None = None):
+  """Runs one simulation in every game (in every game where `active` bool[B]).
+
+  With `config.max_nn_evals` set, a game whose simulation ends without a
+  network call (terminal, correction, transposition link, cached result,
+  proven node) backs it up at once and selects again, up to
+  `config.free_retries` times, so the step's one `eval_fn` call is spent on
+  new leaves. Returns (graph, Selection of the last simulation).
+  """
+  model = model_lib.as_model(env)
+  step_rng, eval_rng = jax.random.split(rng)
+  if active is None:
+    active = jnp.ones((graph.batch_size,), bool)
+  sel, trans, found, free_slot = _descend(params, step_rng, graph, model, config)
+  sel = _deactivate(sel, active)
+  expand_and_backup = jax.vmap(functools.partial(_expand_and_backup, config=config))
+  if config.max_nn_evals is not None and config.free_retries > 0:
+    def is_free(graph, sel, trans, found):
+      return ((sel.kind != selection.NO_SIMULATION) & ~_needs_eval(sel, trans, found, config)
+              & (graph.stats["simulations"] < config.num_simulations))
+
+    def cond(carry):
+      retry, graph, sel, trans, found, _ = carry
+      return (retry < config.free_retries) & jnp.any(is_free(graph, sel, trans, found))
+
+    def body(carry):
+      retry, graph, sel, trans, found, free_slot = carry
+      free = is_free(graph, sel, trans, found)
+      # Free simulations need no network output: zeros stand in for it.
+      no_eval = jnp.zeros((graph.batch_size, graph.num_actions), jnp.float32)
+      graph = expand_and_backup(graph, _deactivate(sel, free), trans, found, free_slot,
+                                no_eval, no_eval[:, 0], jnp.zeros_like(free))
+      fresh = _descend(params, jax.random.fold_in(step_rng, retry + 1), graph, model, config)
+      # A game that has just used up its simulations selects nothing more.
+      fresh = (_deactivate(fresh[0], graph.stats["simulations"] < config.num_simulations),
+               ) + fresh[1:]
+      # The games that backed up take their new descent; the others keep theirs.
+      pick = lambda new, old: jax.tree.map(
+          lambda x, y: jnp.where(free.reshape((-1,) + (1,) * (x.ndim - 1)), x, y), new, old)
+      sel, trans, found, free_slot = pick(fresh, (sel, trans, found, free_slot))
+      return retry + 1, graph, sel, trans, found, free_slot
+
+    _, graph, sel, trans, found, free_slot = jax.lax.while_loop(
+        cond, body, (jnp.int32(0), graph, sel, trans, found, free_slot))
   prior, nn_value, nan = _evaluate(params, eval_rng, eval_fn, trans.embedding,
                                    trans.legal, graph.batch_size, graph.num_actions, config)
-  graph = jax.vmap(functools.partial(_expand_and_backup, config=config))(
-      graph, sel, trans, found, free_slot, prior, nn_value, nan)
+  graph = expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan)
   return graph, sel
+
+
+def _active(graph, config):
+  """bool[B]: games still searching (budget left, root not proven)."""
+  active = graph.stats["simulations"] < config.num_simulations
+  if config.max_nn_evals is not None:
+    active &= graph.stats["nn_evals"] < config.max_nn_evals
+  if config.solver:
+    active &= graph.solved[:, 0] == graph_lib.UNKNOWN
+  return active
 
 
 def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
@@ -224,13 +320,27 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   legal = graph.child[:, 0] != graph_lib.ILLEGAL
   q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
                        -jnp.inf)
+  root_value = graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0])
+  if config.solver:
+    # Proven losses get no weight (unless every move is one).
+    pruned = jax.vmap(solver.pruned_moves, in_axes=(0, None))(graph, jnp.int32(0))
+    legal &= ~pruned | jnp.all(pruned | ~legal, axis=-1, keepdims=True)
   policy = move_selection.root_policy(visits, q_values, legal, config)
   action = move_selection.choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
+  if config.solver:
+    # A proven root plays the shortest win (longest loss) and learns it.
+    proven_action, root_proven = solver.proven_choice(graph)
+    action = jnp.where(root_proven, proven_action, action)
+    policy = jnp.where(root_proven[:, None],
+                       jax.nn.one_hot(proven_action, policy.shape[-1]), policy)
+    root_value = jnp.where(root_proven, solver.exact_value(graph.solved[:, 0]), root_value)
   stats = dict(graph.stats)
   return SearchOutput(
       action=action,
       action_weights=policy,
-      root_value=graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0]),
+      root_value=root_value,
+      root_solved=graph.solved[:, 0],
+      root_end_in_ply=graph.end_in_ply[:, 0],
       q_values=q_values,
       visit_counts=visits,
       stats=SearchStats(
@@ -243,20 +353,24 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
 
 def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
                     eval_fn: Any, config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """Runs `config.num_simulations` simulations on an existing graph (from
-  `init`, or one re-rooted by `mcgs_jax.advance`). With the solver on, stops
-  as soon as every game's root is solved."""
+  """Runs up to `config.num_simulations` simulations per game on an existing
+  graph (from `init`, or one re-rooted by `mcgs_jax.advance`, whose counters
+  start again at 0). A game stops early once its root is proven (solver) or
+  its network evaluations reach `config.max_nn_evals`; the loop ends when
+  every game has stopped."""
+  budgeted = config.solver or config.max_nn_evals is not None
 
   def cond(carry):
     i, graph = carry
     running = i < config.num_simulations
-    if config.solver:
-      running &= ~jnp.all(graph.solved[:, 0] != graph_lib.UNKNOWN)
+    if budgeted:
+      running &= jnp.any(_active(graph, config))
     return running
 
   def body(carry):
     i, graph = carry
-    graph, _ = simulate(params, jax.random.fold_in(rng, i), graph, env, eval_fn, config)
+    active = _active(graph, config) if budgeted else None
+    graph, _ = simulate(params, jax.random.fold_in(rng, i), graph, env, eval_fn, config, active)
     return i + 1, graph
 
   _, graph = jax.lax.while_loop(cond, body, (jnp.int32(0), graph))

@@ -5,8 +5,22 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
   - an edge into a terminal state (TERMINAL_EDGE: exact value, no network),
   - an edge into a transposition node whose value has diverged from the edge's
     Q by more than q_eps (CORRECTION: back up the correction, no network),
+  - an edge into a node proven by the solver (SOLVED_EDGE: exact value),
   - max_depth (DEPTH_LIMIT) or a non-terminal node without legal actions
     (DEAD_END): back up the current estimate of the last edge.
+With the solver on, proven-losing moves are never selected and a game whose
+root is proven runs no more simulations.
+
+Exploration (paper, "Random Exploration" and "Constraints"): with probability
+`eps_greedy` a simulation picks a branch depth d = max(floor(-log2(1 - r) - 1),
+0) (the root 3/4 of the time, then halving per ply), follows the most visited
+line d plies (fewer where the line ends), then takes a uniformly random move
+among the visited ones and the untried move of highest prior (PUCT instead
+when that move leads to a proven node), and continues with PUCT. With
+probability `eps_constraint` it plays, at the branch node, the untried
+priority move of highest prior (the game's `priority`, e.g. Connect-4 wins and
+blocks), PUCT when there is none. Such a trajectory is disconnected: the
+backup stops at the branch node, so the line above it keeps its statistics.
 """
 
 import chex
@@ -15,6 +29,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import solver
 
 # Why a simulation's descent ended.
 RUNNING = 0
@@ -23,7 +38,22 @@ TERMINAL_EDGE = 2
 CORRECTION = 3
 DEPTH_LIMIT = 4
 DEAD_END = 5
-NO_SIMULATION = 6   # the root has no legal action (terminal): nothing to do
+NO_SIMULATION = 6   # the root has no legal action (terminal) or is proven: nothing to do
+SOLVED_EDGE = 7
+
+# Exploration modes of a simulation.
+NO_EXPLORATION = 0
+GREEDY = 1
+CONSTRAINT = 2
+
+
+@chex.dataclass(frozen=True)
+class Exploration:
+  """ONE game's exploration plan for one simulation (see the module doc)."""
+  mode: chex.Array       # int32, NO_EXPLORATION / GREEDY / CONSTRAINT
+  depth: chex.Array      # int32, branch depth (the line is followed above it)
+  priority: chex.Array   # bool[A], priority moves of the branch node
+  rng: chex.PRNGKey
 
 
 @chex.dataclass(frozen=True)
@@ -35,6 +65,8 @@ class Selection:
   value: chex.Array         # f32, value of the last edge (for the free kinds)
   parent: chex.Array        # int32, node of the last edge
   action: chex.Array        # int32, action of the last edge
+  start: chex.Array         # int32, first path edge the backup updates
+  explored: chex.Array      # bool, an exploration trajectory
 
 
 def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig):
@@ -57,6 +89,9 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array,
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
+  if config.solver:
+    # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
+    legal &= ~solver.pruned_moves(graph, node)
   return jnp.where(legal, q + u, -jnp.inf)
 
 
@@ -68,16 +103,93 @@ def correction_value(edge_visits, edge_q, target, config: config_lib.SearchConfi
   return jnp.where(edge_visits > 0, corrected, target)
 
 
-def select(graph: graph_lib.Graph, config: config_lib.SearchConfig) -> Selection:
+def _allowed(graph, node, config):
+  """bool[A]: legal moves not pruned by the solver."""
+  allowed = graph.child[node] != graph_lib.ILLEGAL
+  if config.solver:
+    allowed &= ~solver.pruned_moves(graph, node)
+  return allowed
+
+
+def _best(score, allowed):
+  return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
+
+
+def most_visited_action(graph, node, config):
+  """The most visited allowed move of `node` (higher prior breaks ties)."""
+  return _best(graph.edge_visits[node] + 0.5 * graph.prior[node],
+               _allowed(graph, node, config))
+
+
+def _proven_node(graph, child, config):
+  return (child >= 0) & (graph.solved[jnp.maximum(child, 0)] != graph_lib.UNKNOWN) & config.solver
+
+
+def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
+                     config: config_lib.SearchConfig):
+  """Draws ONE game's exploration mode and branch depth and follows the most
+  visited line down to the branch node. Returns (mode, depth, node)."""
+  mode_draw, greedy_draw, depth_draw = jax.random.uniform(rng, (3,))
+  mode = jnp.where(mode_draw < config.eps_constraint, CONSTRAINT,
+                   jnp.where(greedy_draw < config.eps_greedy, GREEDY, NO_EXPLORATION))
+  wanted = jnp.floor(-jnp.log2(1.0 - depth_draw) - 1.0).astype(jnp.int32)
+  wanted = jnp.where(mode == NO_EXPLORATION, 0,
+                     jnp.clip(wanted, 0, config.max_depth - 2))
+
+  def cond(carry):
+    node, depth, going = carry
+    return going & (depth < wanted)
+
+  def body(carry):
+    node, depth, _ = carry
+    child = graph.child[node, most_visited_action(graph, node, config)]
+    # The line ends where the next move leads to no stored, unproven node.
+    step = (child >= 0) & ~_proven_node(graph, child, config)
+    return (jnp.where(step, child, node), depth + step, step)
+
+  node, depth, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), True))
+  return mode.astype(jnp.int32), depth, node
+
+
+def _explore_action(graph, node, puct_action, explore, config):
+  """The move at the branch node of an exploration trajectory."""
+  allowed = _allowed(graph, node, config)
+  untried = allowed & (graph.edge_visits[node] == 0)
+  prior = graph.prior[node]
+  # GREEDY: uniform over the tried moves and the best untried one.
+  next_untried = jax.nn.one_hot(_best(prior, untried), allowed.shape[0], dtype=bool) & untried
+  candidates = (allowed & ~untried) | next_untried
+  drawn = jax.random.categorical(explore.rng, jnp.where(candidates, 0.0, -jnp.inf))
+  drawn = jnp.where(_proven_node(graph, graph.child[node, drawn], config), puct_action, drawn)
+  # CONSTRAINT: the untried priority move of highest prior.
+  urgent = untried & explore.priority
+  constrained = jnp.where(jnp.any(urgent), _best(prior, urgent), puct_action)
+  return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
+
+
+def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
+           explore: Exploration | None = None) -> Selection:
   """Descends from the root of ONE game's graph; see the module docstring."""
   max_depth = config.max_depth
   use_corrections = config.backup == "mcgs"
+  exploring = explore is not None
 
   def body(carry):
     node, depth, _, _, path_nodes, path_actions = carry[:6]
     scores = puct_scores(graph, node, config)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
+    following = jnp.bool_(False)
+    if exploring:
+      active = explore.mode != NO_EXPLORATION
+      following = active & (depth < explore.depth)
+      at_branch = active & (depth == explore.depth)
+      action = jnp.select(
+          [following, at_branch],
+          [most_visited_action(graph, node, config),
+           _explore_action(graph, node, action, explore, config)], action)
+    if config.solver:
+      has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
     path_nodes = path_nodes.at[depth].set(node)
     path_actions = path_actions.at[depth].set(action)
 
@@ -90,17 +202,22 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig) -> Selection
     edge_q = graph.edge_q[node, action]
     diverged = (use_corrections & is_node & (graph.num_parents[safe_child] > 1) &
                 (jnp.abs(edge_q - target) > config.q_eps))
-    at_limit = is_node & ~diverged & (depth + 1 >= max_depth)
+    proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
+    diverged &= ~proven & ~following
+    at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
 
     prev_value = carry[3]
     kind = jnp.select(
         [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
-         child == graph_lib.TERMINAL, diverged, at_limit],
-        [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, CORRECTION, DEPTH_LIMIT],
+         child == graph_lib.TERMINAL, proven, diverged, at_limit],
+        [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CORRECTION,
+         DEPTH_LIMIT],
         RUNNING).astype(jnp.int32)
+    exact = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
+             solver.exact_value(graph.solved[safe_child]))
     value = jnp.select(
-        [~has_move, child == graph_lib.TERMINAL, diverged],
-        [prev_value, graph.edge_reward[node, action],
+        [~has_move, child == graph_lib.TERMINAL, proven, diverged],
+        [prev_value, graph.edge_reward[node, action], exact,
          correction_value(edge_visits, edge_q, target, config)],
         target)
     descend = kind == RUNNING
@@ -116,6 +233,8 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig) -> Selection
   _, _, kind, value, path_nodes, path_actions, length = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING, body, init)
   last = jnp.maximum(length - 1, 0)
+  explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
+  start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, value=value, parent=path_nodes[last],
-                   action=path_actions[last])
+                   action=path_actions[last], start=start, explored=explored)

@@ -26,7 +26,8 @@ def check_graph(g, b, config, legal_of=None):
   # Visit conservation: a node's visits are its own evaluation plus one per
   # simulation that left it through an edge.
   np.testing.assert_array_equal(visits, 1 + edge_visits.sum(axis=-1))
-  assert edge_visits[0].sum() == g.stats["simulations"][b]
+  # (Disconnected exploration trajectories are backed up below the root only.)
+  assert edge_visits[0].sum() == g.stats["simulations"][b] - g.stats["disconnected"][b]
   # Values in range.
   visited = edge_visits > 0
   q = g.edge_q[b, :used][visited]

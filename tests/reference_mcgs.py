@@ -11,6 +11,13 @@ next, 0 when the game ends).
 import math
 
 EXPAND, TERMINAL_EDGE, CORRECTION, DEPTH_LIMIT = "expand", "terminal", "correction", "depth"
+SOLVED_EDGE, DEAD_END = "solved", "dead end"
+WIN, LOSS, DRAW = "win", "loss", "draw"
+EXACT = {WIN: 1.0, LOSS: -1.0, DRAW: 0.0}
+
+
+def sign(x):
+  return (x > 0) - (x < 0)
 
 
 class Edge:
@@ -34,6 +41,8 @@ class Node:
     self.value_sum = value
     self.num_parents = 1
     self.edges = {a: Edge() for a, ok in enumerate(legal) if ok}
+    self.solved = None       # WIN / LOSS / DRAW once proven (solver)
+    self.end_in_ply = 0
 
   @property
   def value(self):
@@ -46,12 +55,13 @@ class ReferenceMCGS:
 
   def __init__(self, transition, evaluate, root_state, root_key, root_legal, *,
                backup="mcgs", c_init=2.5, c_base=19652.0, q_init=-1.0, q_eps=0.01,
-               value_min=-1.0, value_max=1.0, max_depth=64):
+               value_min=-1.0, value_max=1.0, max_depth=64, solver=False):
     self.transition = transition
     self.evaluate = evaluate
     self.backup_mode = backup
     self.c_init, self.c_base, self.q_init, self.q_eps = c_init, c_base, q_init, q_eps
     self.value_min, self.value_max, self.max_depth = value_min, value_max, max_depth
+    self.solver = solver
     self.table = {}          # key -> Node (mcgs, tt_cache)
     self.nn_evals = 1
     prior, value = evaluate(root_state, root_key, root_legal)
@@ -68,6 +78,8 @@ class ReferenceMCGS:
     best, best_score = None, -math.inf
     for a in sorted(node.edges):
       e = node.edges[a]
+      if self.solver and self.outcome(e)[0] == -1:
+        continue   # proven loss: pruned
       q = e.q if e.n > 0 else self.q_init
       score = q + c * node.prior[a] * math.sqrt(total + 1.0) / (1.0 + e.n)
       if score > best_score:
@@ -78,11 +90,19 @@ class ReferenceMCGS:
     return max(self.value_min, min(v, self.value_max))
 
   def simulate(self):
-    """One simulation; returns (list of actions on the path, kind)."""
+    """One simulation; returns (list of actions on the path, kind), or
+    ([], None) when the root is proven."""
+    if self.solver and self.root.solved is not None:
+      return [], None
     node = self.root
     trajectory = []
     while True:
       a = self.select_action(node)
+      if a is None:   # every move proven lost (found out from another parent)
+        prev, prev_a = trajectory[-1]
+        edge = prev.edges[prev_a]
+        value, kind = edge.reward + edge.discount * node.value, DEAD_END
+        break
       trajectory.append((node, a))
       edge = node.edges[a]
       if edge.terminal:
@@ -92,6 +112,9 @@ class ReferenceMCGS:
         value, kind = self.expand(node, a, edge), EXPAND
         break
       child = edge.child
+      if self.solver and child.solved is not None:
+        value, kind = edge.reward + edge.discount * EXACT[child.solved], SOLVED_EDGE
+        break
       target = edge.reward + edge.discount * child.value
       if self.backup_mode == "mcgs" and child.num_parents > 1:
         q_delta = edge.q - target
@@ -129,15 +152,53 @@ class ReferenceMCGS:
     edge.child = child
     return reward + discount * value
 
+  # Algorithm 3, recomputed from all moves (see mcgs_jax/solver.py).
+  def outcome(self, edge):
+    """(+1 win / -1 loss / 0 draw for the mover, plies to the end), or
+    (None, None) when not proven."""
+    if edge.terminal:
+      return sign(edge.reward), 1
+    if edge.child is not None and edge.child.solved is not None:
+      return (sign(edge.reward + edge.discount * EXACT[edge.child.solved]),
+              edge.child.end_in_ply + 1)
+    return None, None
+
+  def examine(self, node):
+    if node.solved is not None or not node.edges:
+      return
+    results = [self.outcome(e) for e in node.edges.values()]
+    wins = [end for o, end in results if o == 1]
+    if wins:
+      node.solved, node.end_in_ply = WIN, min(wins)
+      return
+    if any(o is None for o, _ in results):
+      return
+    draws = [end for o, end in results if o == 0]
+    if draws:
+      node.solved, node.end_in_ply = DRAW, min(draws)
+    else:
+      node.solved, node.end_in_ply = LOSS, max(end for _, end in results)
+
   # Algorithm 2.
   def backpropagate(self, trajectory, value):
     """`value` is what the last edge of the trajectory receives."""
+    if self.solver:
+      last, last_a = trajectory[-1]
+      below = last.edges[last_a].child
+      for node in ([below] if below is not None else []) + [n for n, _ in reversed(trajectory)]:
+        self.examine(node)
+      if below is not None and below.solved is not None:
+        edge = last.edges[last_a]
+        value = edge.reward + edge.discount * EXACT[below.solved]
     q_target = None   # V*(s') of the transposition node just updated
     for i in reversed(range(len(trajectory))):
       node, a = trajectory[i]
       edge = node.edges[a]
       if i < len(trajectory) - 1:
-        if q_target is not None:
+        below = trajectory[i + 1][0]
+        if self.solver and below.solved is not None:
+          value = edge.reward + edge.discount * EXACT[below.solved]
+        elif q_target is not None:
           target = edge.reward + edge.discount * q_target
           value = self.clip(edge.n * (target - edge.q) + target) if edge.n > 0 else target
         else:

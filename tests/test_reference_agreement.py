@@ -42,7 +42,7 @@ def reference_for(env, state, config, eval_fn):
       lambda s, k, l: hash_eval_py(k, l, eval_fn.value_scale, eval_fn.logit_scale),
       state, key, legal, backup=config.backup, c_init=config.c_init,
       c_base=config.c_base, q_init=config.q_init, q_eps=config.q_eps,
-      max_depth=config.max_depth)
+      max_depth=config.max_depth, solver=config.solver)
 
 
 def assert_same_graph(g, b, ref):
@@ -58,6 +58,11 @@ def assert_same_graph(g, b, ref):
     assert g.visits[b, index] == node.visits
     np.testing.assert_allclose(g.value_sum[b, index], node.value_sum, atol=1e-4)
     assert g.num_parents[b, index] == node.num_parents
+    solved = {None: graph_lib.UNKNOWN, reference_mcgs.WIN: graph_lib.WIN,
+              reference_mcgs.LOSS: graph_lib.LOSS, reference_mcgs.DRAW: graph_lib.DRAW}
+    assert g.solved[b, index] == solved[node.solved]
+    if node.solved is not None:
+      assert g.end_in_ply[b, index] == node.end_in_ply
     for a in range(g.child.shape[-1]):
       code = g.child[b, index, a]
       if a not in node.edges:
