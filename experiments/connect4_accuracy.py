@@ -17,6 +17,8 @@ child (Pons' `_columns` files, or our solver) a move is
 Rates come with a Wilson 95% interval. Searches ("contestants"):
   mcgs       mcgs_jax.search(backup="mcgs") with random rollouts as eval_fn
   tree       mcgs_jax.search(backup="tree"), same
+  mcgs+X+Y   mcgs with enhancements switched on (see ENHANCEMENTS), e.g.
+             mcgs+solver, mcgs+solver+qvalue, mcgs+all
   mctx       mctx.muzero_policy on the same env and rollouts (no root noise)
   openspiel  OpenSpiel's C++ MCTSBot (UCT c=2, one random rollout per leaf,
              solve=True), the external reference; one position at a time
@@ -47,6 +49,14 @@ from experiments import pons_data
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 SEARCHES = ("mcgs", "tree", "mctx", "openspiel")
+# SearchConfig switches per enhancement name, at the paper's settings.
+ENHANCEMENTS = {
+    "solver": dict(solver=True),
+    "qvalue": dict(q_value_weight=2.0),
+    "epsgreedy": dict(eps_greedy=0.05),
+    "constraint": dict(eps_constraint=0.01),
+}
+ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
 DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
           "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch")
@@ -147,9 +157,21 @@ def generate(count: int, min_stones: int, max_stones: int, seed: int) -> list[Po
 # ------------------------------------------------------------------- searches
 
 
-def _mcgs_search(backup: str, sims: int) -> Callable:
+def search_config(search: str, sims: int) -> mcgs_jax.SearchConfig:
+  """`backup[+enhancement...]` -> SearchConfig."""
+  backup, *names = search.split("+")
+  switches = {}
+  for name in names:
+    if name not in ENHANCEMENTS:
+      raise ValueError(f"unknown enhancement {name!r}; known: {sorted(ENHANCEMENTS)}")
+    switches.update(ENHANCEMENTS[name])
+  return mcgs_jax.SearchConfig(num_simulations=sims, backup=backup, **switches)
+
+
+@functools.lru_cache(maxsize=None)
+def _mcgs_search(search: str, sims: int) -> Callable:
   env = envs.make("connect4")
-  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
+  config = search_config(search, sims)
   search = jax.jit(functools.partial(mcgs_jax.search, env=env,
                                      eval_fn=envs.rollout_eval(env), config=config))
   return lambda rng, states: search(None, rng, states).action
@@ -262,7 +284,8 @@ def parse_args(argv=None):
   parser.add_argument("--stones", default="10-20", help="stone range for --generate")
   parser.add_argument("--positions-out", help="write generated positions (columns format)")
   parser.add_argument("--searches", nargs="+", default=list(DEFAULT_SEARCHES),
-                      choices=SEARCHES)
+                      help=f"{', '.join(SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
+                      f"ENHANCEMENT in {', '.join(ENHANCEMENTS)}")
   parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
   parser.add_argument("--limit", type=int, help="first N positions of each set")
   parser.add_argument("--batch", type=int, default=100,
@@ -274,6 +297,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
   args = parse_args(argv)
+  for search in args.searches:
+    if search not in ("mctx", "openspiel"):
+      search_config(search, 1)   # fails early on a misspelt name
   if args.generate:
     low, high = (int(v) for v in args.stones.split("-"))
     suites = {f"random{low}-{high}": generate(args.generate, low, high, args.seed)}

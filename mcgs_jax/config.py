@@ -56,6 +56,9 @@ class SearchConfig:
       None (default): budget by simulations only.
     free_retries: extra selections per step for free simulations (with
       `max_nn_evals`).
+    leaves_per_step: leaves selected per game per step, with virtual loss
+      (the reference engine uses 16), so few games still fill a network
+      batch of L * B; 1 (default) is the plain one-leaf step.
     eps_greedy: probability of an epsilon-greedy trajectory with a
       disconnected backup (see `selection`); 0 (default) is off, the paper
       uses 0.01-0.05.
@@ -84,6 +87,7 @@ class SearchConfig:
   q_veto_delta: float = 0.0
   solver: bool = False
   max_nn_evals: int | None = None
+  leaves_per_step: int = 1
   eps_greedy: float = 0.0
   eps_constraint: float = 0.0
   free_retries: int = 8
@@ -112,6 +116,10 @@ class SearchConfig:
       raise ValueError(f"max_nn_evals must be >= 1 (the root), got {self.max_nn_evals}")
     if not (0 <= self.eps_greedy <= 1 and 0 <= self.eps_constraint <= 1):
       raise ValueError("eps_greedy and eps_constraint must be in [0, 1]")
+    if self.leaves_per_step < 1:
+      raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
+    if self.leaves_per_step > 1 and self.max_nn_evals is not None:
+      raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
     if self.free_retries < 0:
       raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
     if not self.visit_temperature >= 0:

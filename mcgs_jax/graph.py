@@ -35,6 +35,7 @@ STAT_FIELDS = (
     "solved_visits",        # simulations that ended at a node proven by the solver
     "explorations",         # eps-greedy / constraint-first trajectories
     "disconnected",         # of those, backed up from below the root only
+    "collisions",           # leaves_per_step: leaves dropped, edge expanded by an earlier leaf
     "node_overflows",       # leaves not stored: node arrays full
     "table_overflows",      # nodes not indexed: no free slot within max_probes
     "depth_overflows",      # simulations cut at max_depth

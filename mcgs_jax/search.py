@@ -39,6 +39,7 @@ class SearchStats:
   terminal_visits: chex.Array
   solved_visits: chex.Array
   explorations: chex.Array
+  collisions: chex.Array
   disconnected: chex.Array
   node_overflows: chex.Array
   table_overflows: chex.Array
@@ -136,6 +137,12 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan,
                        config: config_lib.SearchConfig):
   """Step 5 for ONE game."""
+  collided = (sel.kind == selection.EXPAND) & (
+      graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
+  sel = sel.replace(kind=jnp.where(collided, selection.NO_SIMULATION, sel.kind))
+  # Values that end a simulation without expansion are read off the graph as
+  # it is now (earlier leaves of a step may have changed it).
+  sel = sel.replace(value=selection.stop_value(graph, sel, config))
   expand = sel.kind == selection.EXPAND
   ends_game = expand & trans.terminal
   hit = expand & ~trans.terminal & (found >= 0)
@@ -199,6 +206,7 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
       tt_cache_hits=cache_hit,
       terminal_visits=ends_game | (sel.kind == selection.TERMINAL_EDGE),
       solved_visits=sel.kind == selection.SOLVED_EDGE,
+      collisions=collided,
       explorations=simulated & sel.explored,
       disconnected=simulated & (sel.start > 0),
       node_overflows=new_node & ~store,
@@ -213,8 +221,8 @@ def _gather(tree, index):
   return jax.tree.map(lambda x: jax.vmap(lambda row, i: row[i])(x, index), tree)
 
 
-def _descend(params, rng, graph, model, config):
-  """Steps 1-3 for all games: selection, one batched transition, lookup."""
+def _select_all(graph, rng, model, config):
+  """Step 1 for all games: selection (with the exploration plan, if any)."""
   explore = None
   if config.eps_greedy > 0 or config.eps_constraint > 0:
     plan_rng, branch_rng = jax.random.split(jax.random.fold_in(rng, 1))
@@ -227,14 +235,21 @@ def _descend(params, rng, graph, model, config):
       priority = jnp.zeros_like(legal)
     explore = selection.Exploration(mode=mode, depth=depth, priority=priority,
                                     rng=jax.random.split(branch_rng, graph.batch_size))
-  sel = jax.vmap(functools.partial(selection.select, config=config))(graph, explore=explore)
+  return jax.vmap(functools.partial(selection.select, config=config))(graph, explore=explore)
+
+
+def _lookup(table, key, config):
+  """Step 3: (found, free_slot) int32[...] of `key` in each game's table."""
+  if not config.uses_table:
+    return (jnp.full(key.shape[:-1], -1, jnp.int32),) * 2
+  return jax.vmap(functools.partial(hash_table.find, max_probes=config.max_probes))(table, key)
+
+
+def _descend(params, rng, graph, model, config):
+  """Steps 1-3 for all games: selection, one batched transition, lookup."""
+  sel = _select_all(graph, rng, model, config)
   trans = model.transition(params, rng, _gather(graph.embedding, sel.parent), sel.action)
-  if config.uses_table:
-    found, free_slot = jax.vmap(
-        functools.partial(hash_table.find, max_probes=config.max_probes))(
-            graph.table, trans.key)
-  else:
-    found = free_slot = jnp.full((graph.batch_size,), -1, jnp.int32)
+  found, free_slot = _lookup(graph.table, trans.key, config)
   return sel, trans, found, free_slot
 
 
@@ -263,6 +278,8 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   step_rng, eval_rng = jax.random.split(rng)
   if active is None:
     active = jnp.ones((graph.batch_size,), bool)
+  if config.leaves_per_step > 1:
+    return _simulate_leaves(params, step_rng, eval_rng, graph, model, eval_fn, config, active)
   sel, trans, found, free_slot = _descend(params, step_rng, graph, model, config)
   sel = _deactivate(sel, active)
   expand_and_backup = jax.vmap(functools.partial(_expand_and_backup, config=config))
@@ -298,6 +315,55 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
                                    trans.legal, graph.batch_size, graph.num_actions, config)
   graph = expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan)
   return graph, sel
+
+
+def _add_virtual_loss(graph, sel, config):
+  """ONE game: every edge on the path counts one more visit that lost
+  (value_min), so the next selection of the step looks elsewhere. Applied to
+  a scratch copy only: the real graph never sees it, so reverting is exact."""
+  on_path = jnp.arange(sel.path_nodes.shape[0]) < sel.length
+  nodes = jnp.where(on_path, sel.path_nodes, graph.capacity)
+  visits = graph.edge_visits[sel.path_nodes, sel.path_actions]
+  q = graph.edge_q[sel.path_nodes, sel.path_actions]
+  lost_q = (q * visits + config.value_min) / (visits + 1)
+  return graph.replace(
+      edge_visits=graph.edge_visits.at[nodes, sel.path_actions].set(visits + 1, mode="drop"),
+      edge_q=graph.edge_q.at[nodes, sel.path_actions].set(lost_q, mode="drop"))
+
+
+def _simulate_leaves(params, step_rng, eval_rng, graph, model, eval_fn, config, active):
+  """`leaves_per_step` simulations per game with one batched transition and
+  one `eval_fn` call over [L * B] leaves. Selections run one after another on
+  a copy of the graph that carries virtual losses; then the leaves are
+  expanded and backed up one after another on the real graph. A leaf whose
+  edge an earlier leaf of the step has expanded is a collision: dropped
+  (counted in `collisions`), as its position is already in the graph."""
+  num_leaves, batch = config.leaves_per_step, graph.batch_size
+  remaining = config.num_simulations - graph.stats["simulations"]
+
+  def pick(virtual, leaf):
+    sel = _select_all(virtual, jax.random.fold_in(step_rng, leaf), model, config)
+    sel = _deactivate(sel, active & (leaf < remaining))
+    return jax.vmap(functools.partial(_add_virtual_loss, config=config))(virtual, sel), sel
+
+  _, sels = jax.lax.scan(pick, graph, jnp.arange(num_leaves))   # sels: [L, B, ...]
+  parents = jax.vmap(lambda parent: _gather(graph.embedding, parent))(sels.parent)
+  flat = lambda tree: jax.tree.map(lambda x: x.reshape((num_leaves * batch,) + x.shape[2:]), tree)
+  unflat = lambda tree: jax.tree.map(lambda x: x.reshape((num_leaves, batch) + x.shape[1:]), tree)
+  trans = model.transition(params, step_rng, flat(parents), flat(sels.action))
+  prior, nn_value, nan = _evaluate(params, eval_rng, eval_fn, trans.embedding, trans.legal,
+                                   num_leaves * batch, graph.num_actions, config)
+  trans, prior, nn_value, nan = unflat((trans, prior, nn_value, nan))
+  expand_and_backup = jax.vmap(functools.partial(_expand_and_backup, config=config))
+
+  def back(graph, leaf):
+    sel, tr, p, v, bad = jax.tree.map(lambda x: x[leaf], (sels, trans, prior, nn_value, nan))
+    # Looked up again: an earlier leaf of this step may have stored the key.
+    found, free_slot = _lookup(graph.table, tr.key, config)
+    return expand_and_backup(graph, sel, tr, found, free_slot, p, v, bad), None
+
+  graph, _ = jax.lax.scan(back, graph, jnp.arange(num_leaves))
+  return graph, jax.tree.map(lambda x: x[-1], sels)
 
 
 def _active(graph, config):
@@ -358,7 +424,8 @@ def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env:
   start again at 0). A game stops early once its root is proven (solver) or
   its network evaluations reach `config.max_nn_evals`; the loop ends when
   every game has stopped."""
-  budgeted = config.solver or config.max_nn_evals is not None
+  budgeted = (config.solver or config.max_nn_evals is not None
+              or config.leaves_per_step > 1)
 
   def cond(carry):
     i, graph = carry

@@ -103,6 +103,20 @@ def correction_value(edge_visits, edge_q, target, config: config_lib.SearchConfi
   return jnp.where(edge_visits > 0, corrected, target)
 
 
+def stop_value(graph: graph_lib.Graph, sel: Selection, config: config_lib.SearchConfig):
+  """The value a correction, depth-limit or dead-end stop backs up, from the
+  graph's current statistics (other kinds keep `sel.value`)."""
+  parent, action = sel.parent, sel.action
+  child = jnp.maximum(graph.child[parent, action], 0)
+  target = (graph.edge_reward[parent, action] + graph.edge_discount[parent, action] *
+            graph_lib.node_value(graph.visits[child], graph.value_sum[child]))
+  corrected = correction_value(graph.edge_visits[parent, action].astype(jnp.float32),
+                               graph.edge_q[parent, action], target, config)
+  return jnp.select([sel.kind == CORRECTION,
+                     (sel.kind == DEPTH_LIMIT) | (sel.kind == DEAD_END)],
+                    [corrected, target], sel.value)
+
+
 def _allowed(graph, node, config):
   """bool[A]: legal moves not pruned by the solver."""
   allowed = graph.child[node] != graph_lib.ILLEGAL
