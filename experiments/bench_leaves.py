@@ -1,0 +1,59 @@
+"""Throughput of several leaves per step for ONE game (analysis of one position).
+
+  python -m experiments.bench_leaves [--sims 800] [--leaves 1 4 16]
+
+Connect-4 from the empty board, the flax MLP as eval_fn (networks.MLPEval),
+mcgs_jax.search with leaves_per_step L: simulations per second and network
+batch per call. With L = 1 one game sends one leaf per network call.
+"""
+
+import argparse
+import functools
+import sys
+
+import jax
+
+import envs
+import mcgs_jax
+from experiments import benchlib
+from networks import MLP, MLPEval, init_params
+
+FIELDS = ("leaves_per_step", "sims", "seconds", "sims_per_s", "speedup", "simulations",
+          "collisions", "nodes")
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--sims", type=int, default=800)
+  parser.add_argument("--leaves", type=int, nargs="+", default=[1, 4, 16])
+  parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--csv", default="results/bench_leaves.csv")
+  args = parser.parse_args(argv)
+  env = envs.make("connect4")
+  network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+  params = init_params(network, jax.random.PRNGKey(0), state.observation)
+  eval_fn = MLPEval(network)
+  rows = []
+  for leaves in args.leaves:
+    config = mcgs_jax.SearchConfig(num_simulations=args.sims, leaves_per_step=leaves)
+    search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
+    _, out, times = benchlib.time_calls(lambda: search(params, jax.random.PRNGKey(1), state),
+                                        args.repeats, budget_s=60.0)
+    seconds = sorted(times)[len(times) // 2]
+    rows.append(dict(leaves_per_step=leaves, sims=args.sims, seconds=round(seconds, 4),
+                     sims_per_s=round(int(out.stats.simulations[0]) / seconds, 1),
+                     simulations=int(out.stats.simulations[0]),
+                     collisions=int(out.stats.collisions[0]), nodes=int(out.stats.nodes_used[0])))
+  for r in rows:
+    r["speedup"] = round(r["sims_per_s"] / rows[0]["sims_per_s"], 2)
+  print("| " + " | ".join(FIELDS) + " |")
+  print("|" + "---|" * len(FIELDS))
+  for r in rows:
+    print("| " + " | ".join(str(r[f]) for f in FIELDS) + " |")
+  benchlib.write_csv(args.csv, rows, FIELDS)
+  print(f"CSV: {args.csv}")
+
+
+if __name__ == "__main__":
+  sys.exit(main())
