@@ -47,10 +47,7 @@ def main(argv=None):
                      collisions=int(out.stats.collisions[0]), nodes=int(out.stats.nodes_used[0])))
   for r in rows:
     r["speedup"] = round(r["sims_per_s"] / rows[0]["sims_per_s"], 2)
-  print("| " + " | ".join(FIELDS) + " |")
-  print("|" + "---|" * len(FIELDS))
-  for r in rows:
-    print("| " + " | ".join(str(r[f]) for f in FIELDS) + " |")
+  print(benchlib.markdown_table(rows, FIELDS))
   benchlib.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 

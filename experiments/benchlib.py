@@ -38,3 +38,10 @@ def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
     writer = csv.DictWriter(f, fieldnames=list(fields))
     writer.writeheader()
     writer.writerows(rows)
+
+
+def markdown_table(rows: list[dict], fields: Sequence[str]) -> str:
+  """`rows` as a Markdown table with one column per field."""
+  lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+  lines += ["| " + " | ".join(str(r[f]) for f in fields) + " |" for r in rows]
+  return "\n".join(lines)

@@ -71,10 +71,7 @@ def main(argv=None):
   parser.add_argument("--csv", default="results/solver_proofs.csv")
   args = parser.parse_args(argv)
   rows = [check(s, n, args.limit, args.batch) for s in args.sets for n in args.sims]
-  print("| " + " | ".join(FIELDS) + " |")
-  print("|" + "---|" * len(FIELDS))
-  for r in rows:
-    print("| " + " | ".join(str(r[f]) for f in FIELDS) + " |")
+  print(benchlib.markdown_table(rows, FIELDS))
   benchlib.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 

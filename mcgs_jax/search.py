@@ -140,9 +140,8 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
   collided = (sel.kind == selection.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
   sel = sel.replace(kind=jnp.where(collided, selection.NO_SIMULATION, sel.kind))
-  # Values that end a simulation without expansion are read off the graph as
-  # it is now (earlier leaves of a step may have changed it).
-  sel = sel.replace(value=selection.stop_value(graph, sel, config))
+  # Read before this simulation's writes (which never touch a free stop's edge).
+  stop_value = selection.stop_value(graph, sel, config)
   expand = sel.kind == selection.EXPAND
   ends_game = expand & trans.terminal
   hit = expand & ~trans.terminal & (found >= 0)
@@ -182,7 +181,7 @@ def _expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan
   linked_value = graph_lib.node_value(graph.visits[safe_found], graph.value_sum[safe_found])
   expanded_value = trans.reward + trans.discount * jnp.where(
       ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
-  leaf_value = jnp.where(expand, expanded_value, sel.value)
+  leaf_value = jnp.where(expand, expanded_value, stop_value)
   simulated = sel.kind != selection.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
   if config.solver:

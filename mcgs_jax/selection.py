@@ -62,7 +62,6 @@ class Selection:
   path_actions: chex.Array  # int32[D], the action taken at each
   length: chex.Array        # int32, number of edges on the path
   kind: chex.Array          # int32, one of the codes above
-  value: chex.Array         # f32, value of the last edge (for the free kinds)
   parent: chex.Array        # int32, node of the last edge
   action: chex.Array        # int32, action of the last edge
   start: chex.Array         # int32, first path edge the backup updates
@@ -84,14 +83,12 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array,
   the prior and take the lowest legal action.
   """
   edge_visits = graph.edge_visits[node].astype(jnp.float32)
-  legal = graph.child[node] != graph_lib.ILLEGAL
+  # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
+  legal = _allowed(graph, node, config)
   q = jnp.where(edge_visits > 0, graph.edge_q[node], config.q_init)
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
-  if config.solver:
-    # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-    legal &= ~solver.pruned_moves(graph, node)
   return jnp.where(legal, q + u, -jnp.inf)
 
 
@@ -104,17 +101,21 @@ def correction_value(edge_visits, edge_q, target, config: config_lib.SearchConfi
 
 
 def stop_value(graph: graph_lib.Graph, sel: Selection, config: config_lib.SearchConfig):
-  """The value a correction, depth-limit or dead-end stop backs up, from the
-  graph's current statistics (other kinds keep `sel.value`)."""
+  """The value of the last edge of a simulation that ends without expanding
+  (terminal, proven, correction, depth limit, dead end; 0 for the others),
+  from the graph's current statistics: read at backup time, so earlier leaves
+  of a step (`leaves_per_step`) are taken into account."""
   parent, action = sel.parent, sel.action
+  reward, discount = graph.edge_reward[parent, action], graph.edge_discount[parent, action]
   child = jnp.maximum(graph.child[parent, action], 0)
-  target = (graph.edge_reward[parent, action] + graph.edge_discount[parent, action] *
-            graph_lib.node_value(graph.visits[child], graph.value_sum[child]))
+  target = reward + discount * graph_lib.node_value(graph.visits[child], graph.value_sum[child])
   corrected = correction_value(graph.edge_visits[parent, action].astype(jnp.float32),
                                graph.edge_q[parent, action], target, config)
-  return jnp.select([sel.kind == CORRECTION,
-                     (sel.kind == DEPTH_LIMIT) | (sel.kind == DEAD_END)],
-                    [corrected, target], sel.value)
+  exact = reward + discount * solver.exact_value(graph.solved[child])
+  kind = sel.kind
+  return jnp.select([kind == TERMINAL_EDGE, kind == SOLVED_EDGE, kind == CORRECTION,
+                     (kind == DEPTH_LIMIT) | (kind == DEAD_END)],
+                    [reward, exact, corrected, target], 0.0)
 
 
 def _allowed(graph, node, config):
@@ -189,7 +190,7 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   exploring = explore is not None
 
   def body(carry):
-    node, depth, _, _, path_nodes, path_actions = carry[:6]
+    node, depth, _, path_nodes, path_actions, _ = carry
     scores = puct_scores(graph, node, config)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
@@ -212,43 +213,33 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     safe_child = jnp.maximum(child, 0)
     target = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
               graph_lib.node_value(graph.visits[safe_child], graph.value_sum[safe_child]))
-    edge_visits = graph.edge_visits[node, action].astype(jnp.float32)
-    edge_q = graph.edge_q[node, action]
     diverged = (use_corrections & is_node & (graph.num_parents[safe_child] > 1) &
-                (jnp.abs(edge_q - target) > config.q_eps))
+                (jnp.abs(graph.edge_q[node, action] - target) > config.q_eps))
     proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
     diverged &= ~proven & ~following
     at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
 
-    prev_value = carry[3]
     kind = jnp.select(
         [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
          child == graph_lib.TERMINAL, proven, diverged, at_limit],
         [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CORRECTION,
          DEPTH_LIMIT],
         RUNNING).astype(jnp.int32)
-    exact = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
-             solver.exact_value(graph.solved[safe_child]))
-    value = jnp.select(
-        [~has_move, child == graph_lib.TERMINAL, proven, diverged],
-        [prev_value, graph.edge_reward[node, action], exact,
-         correction_value(edge_visits, edge_q, target, config)],
-        target)
     descend = kind == RUNNING
     next_node = jnp.where(descend, safe_child, node)
     next_depth = jnp.where(descend, depth + 1, depth)
     # The last edge: at a dead end it is the edge into `node`, one step up.
     length = jnp.where(~has_move, depth, depth + 1)
-    return (next_node, next_depth, kind, value, path_nodes, path_actions, length)
+    return (next_node, next_depth, kind, path_nodes, path_actions, length)
 
-  init = (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING), jnp.float32(0.0),
+  init = (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
           jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
           jnp.int32(0))
-  _, _, kind, value, path_nodes, path_actions, length = jax.lax.while_loop(
+  _, _, kind, path_nodes, path_actions, length = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING, body, init)
   last = jnp.maximum(length - 1, 0)
   explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
-                   kind=kind, value=value, parent=path_nodes[last],
+                   kind=kind, parent=path_nodes[last],
                    action=path_actions[last], start=start, explored=explored)
