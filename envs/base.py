@@ -61,6 +61,13 @@ class Env:
     """Plays `action` (int, [] or [B]) in `state` (single or batched)."""
     return _per_game(self._step, state)(state, jnp.asarray(action, jnp.int32))
 
+  def observe(self, state: Any) -> jax.Array:
+    """The network input of `state` (single or batched): pgx-layout planes for
+    board games, a flat vector for Nim and HSR. Defaults to
+    `state.observation`; envs whose observation needs the env's constants
+    override it."""
+    return state.observation
+
   def priority(self, state: Any) -> jax.Array:
     """bool[..., A]: moves worth trying first (constraint-first exploration,
     `SearchConfig.eps_constraint`); games override `_priority`."""

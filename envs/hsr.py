@@ -129,6 +129,9 @@ class HSR(base.Env):
     player = (state.current_player == 1)[..., None]
     return jnp.concatenate([possible, testing, jars, tests, player], axis=-1)
 
+  def observe(self, state: State) -> jax.Array:
+    return self.observation(state)
+
   def _legal(self, lo, hi, ply, terminated) -> jax.Array:
     """bool[A]: tester: rungs lo+1..hi (action rung - 1); adversary: HOLDS
     and BREAKS; none once terminated."""
