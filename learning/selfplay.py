@@ -1,0 +1,250 @@
+"""Vmapped self-play: B games played by the search, jitted end to end.
+
+One call of `play` advances every game by `num_moves` moves inside one
+`lax.scan`. Each move is one search per game (any `SearchConfig`: mcgs, tree,
+tt_cache, solver on or off) on the graph kept from the previous move
+(`mcgs_jax.reroot`: the played child's subgraph, or a fresh root), the move
+drawn from the search policy with a temperature that depends on the move
+number, one batched `env.step`, and finished games reset in place.
+
+Targets. A position's value target is the final outcome of its game from the
+view of the player who was to move there, known only once that game ends. A
+game still running at the end of a call continues in the next call, so every
+call looks back over the last `env.max_game_length` moves of the previous one
+(the `history` window, longer than any game): positions whose game ended in
+this call are emitted now, positions emitted before are not emitted again,
+and no position is lost at a call boundary. The examples come out as a fixed
+[M] batch with a `valid` mask (M = (H + num_moves) * B), ready for
+`learning.replay.add`.
+
+The graph is not kept across calls: the network changes between calls, so
+each call starts its games from fresh roots (within a call, reuse is exact).
+"""
+
+import dataclasses
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+import mcgs_jax
+from learning import example as example_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+  """Self-play settings (static: hashable).
+
+  Attributes:
+    search: the `SearchConfig` of every move's search. For self-play give it
+      root noise (`dirichlet_fraction`, `dirichlet_alpha`) and, with reuse, a
+      node capacity above the simulations (`max_nodes` 2-4x), since the kept
+      subgraph takes part of it.
+    reuse_graph: keep the played child's subgraph for the next search
+      (`mcgs_jax.reroot`); False searches every move from a fresh root.
+    temperature: the move is drawn from pi(a)^(1/T) during the first
+      `temperature_moves` moves of a game (move numbers 0..temperature_moves-1)
+      and with `final_temperature` afterwards; T = 0 plays the argmax of pi.
+    temperature_moves: see `temperature`.
+    final_temperature: see `temperature`.
+  """
+  search: mcgs_jax.SearchConfig = mcgs_jax.SearchConfig(num_simulations=64)
+  reuse_graph: bool = True
+  temperature: float = 1.0
+  temperature_moves: int = 10
+  final_temperature: float = 0.0
+
+  def __post_init__(self):
+    if self.temperature < 0 or self.final_temperature < 0 or self.temperature_moves < 0:
+      raise ValueError("temperatures and temperature_moves must be >= 0")
+    if self.search.visit_temperature != 0:
+      raise ValueError("self-play draws moves by its own schedule (temperature, "
+                       "temperature_moves, final_temperature); leave "
+                       "SearchConfig.visit_temperature at 0")
+
+  def temperature_at(self, move_number: chex.Array) -> chex.Array:
+    """f32[...]: the visit temperature for games at `move_number` int32[...]."""
+    return jnp.where(move_number < self.temperature_moves, self.temperature,
+                     self.final_temperature).astype(jnp.float32)
+
+
+@chex.dataclass(frozen=True)
+class MoveRecord:
+  """What one move of one game leaves for the targets (fields [..., B])."""
+  observation: chex.Array
+  legal_action_mask: chex.Array
+  policy: chex.Array       # f32[A], the search policy at the position
+  player: chex.Array       # int32, the player to move
+  rewards: chex.Array      # f32[P], the rewards of the move
+  done: chex.Array         # bool, the move ended the game
+  filled: chex.Array       # bool, a real move (False: the empty window at start)
+  emitted: chex.Array      # bool, already emitted as an example
+
+
+@chex.dataclass(frozen=True)
+class SelfPlayState:
+  """The games in progress between calls of `play`.
+
+  Attributes:
+    env_state: the env states [B] (the next positions to play).
+    move_number: int32[B], moves played so far in each current game.
+    history: MoveRecord [H, B], the last H = env.max_game_length moves.
+    games_finished: int32[], games ended so far (all calls).
+    moves_played: int32[], moves played so far (all calls, all games).
+  """
+  env_state: Any
+  move_number: chex.Array
+  history: MoveRecord
+  games_finished: chex.Array
+  moves_played: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class SelfPlayStats:
+  """Sums over the moves of one call of `play` (int32[] or f32[])."""
+  moves: chex.Array
+  games_finished: chex.Array
+  nn_evals: chex.Array          # leaves the network evaluated (SearchStats.nn_evals)
+  transposition_hits: chex.Array
+  capacity_overflows: chex.Array
+  nan_evals: chex.Array
+  nodes_kept: chex.Array        # nodes carried into the next search by reuse
+  outcome_sum: chex.Array       # f32: sum of player 0's final rewards (finished games)
+
+
+def _record(env, state, policy, next_state, filled) -> MoveRecord:
+  return MoveRecord(
+      observation=env.observe(state),
+      legal_action_mask=state.legal_action_mask,
+      policy=policy,
+      player=state.current_player.astype(jnp.int32),
+      rewards=next_state.rewards.astype(jnp.float32),
+      done=next_state.terminated,
+      filled=filled,
+      emitted=jnp.zeros_like(filled))
+
+
+def init(rng: chex.PRNGKey, env: Any, batch_size: int) -> SelfPlayState:
+  """B fresh games and an empty history window."""
+  state = env.init(rng, batch_size=batch_size)
+  num_actions = env.num_actions
+  empty_policy = jnp.zeros((batch_size, num_actions), jnp.float32)
+  blank = _record(env, state, empty_policy, state, jnp.zeros((batch_size,), jnp.bool_))
+  history = jax.tree.map(
+      lambda x: jnp.zeros((env.max_game_length,) + x.shape, x.dtype), blank)
+  return SelfPlayState(env_state=state, move_number=jnp.zeros((batch_size,), jnp.int32),
+                       history=history, games_finished=jnp.int32(0),
+                       moves_played=jnp.int32(0))
+
+
+def _draw_action(rng, policy, temperature):
+  """int32[B]: argmax of `policy` [B, A] where T = 0, else a draw from
+  policy^(1/T)."""
+  greedy = jnp.argmax(policy, axis=-1)
+  safe_t = jnp.where(temperature > 0, temperature, 1.0)[:, None]
+  logits = jnp.where(policy > 0, jnp.log(jnp.maximum(policy, 1e-30)) / safe_t, -jnp.inf)
+  drawn = jax.random.categorical(rng, logits, axis=-1)
+  return jnp.where(temperature > 0, drawn, greedy).astype(jnp.int32)
+
+
+def _outcomes(records: MoveRecord) -> tuple[chex.Array, chex.Array]:
+  """Value targets of the records [T, B] and whether they are known.
+
+  G_t = r_t + G_{t+1} (for every player), restarted where a game ended at t;
+  the target of move t is G_t[player_t]. It is known iff the game of move t
+  ended at or after t within the window.
+  """
+  def back(carry, record):
+    returns, known = carry
+    returns = record.rewards + jnp.where(record.done[:, None], 0.0, returns)
+    known = record.done | known
+    value = jnp.take_along_axis(returns, record.player[:, None], axis=-1)[:, 0]
+    return (returns, known), (value, known)
+
+  batch, num_players = records.rewards.shape[1:]
+  carry = (jnp.zeros((batch, num_players), jnp.float32), jnp.zeros((batch,), jnp.bool_))
+  _, (values, known) = jax.lax.scan(back, carry, records, reverse=True)
+  return values, known
+
+
+def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn: Any,
+         config: SelfPlayConfig, num_moves: int):
+  """Plays `num_moves` moves in every game.
+
+  Args:
+    params: network parameters for `eval_fn`.
+    rng: a PRNG key.
+    state: `SelfPlayState` [B] from `init` or the previous call.
+    env: the env. Static.
+    eval_fn: `(params, rng, env_state [B]) -> (logits [B, A], value [B])`. Static.
+    config: `SelfPlayConfig`. Static.
+    num_moves: moves per game in this call. Static.
+
+  Returns:
+    (state, examples, valid, stats): the new `SelfPlayState`; `Example`
+    [M], M = (H + num_moves) * B, and bool[M], the rows whose game ended
+    (each position is valid in exactly one call); `SelfPlayStats`.
+    Jit with `static_argnames=("env", "eval_fn", "config", "num_moves")`.
+  """
+  search_config = config.search
+  batch = state.move_number.shape[0]
+  init_rng, moves_rng = jax.random.split(rng)
+  graph = mcgs_jax.init(params, init_rng, state.env_state, env, eval_fn, search_config)
+
+  def move(carry, move_rng):
+    env_state, move_number, graph = carry
+    search_rng, action_rng, reset_rng, reroot_rng = jax.random.split(move_rng, 4)
+    graph = mcgs_jax.run_simulations(params, search_rng, graph, env, eval_fn, search_config)
+    out = mcgs_jax.summarize(graph, search_config)
+    legal = env_state.legal_action_mask
+    # A search without simulations leaves no visits: fall back to its prior.
+    has_policy = out.action_weights.sum(axis=-1, keepdims=True) > 0
+    policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])
+    action = _draw_action(action_rng, policy, config.temperature_at(move_number))
+    next_state = env.step(env_state, action)
+    record = _record(env, env_state, policy, next_state, jnp.ones((batch,), jnp.bool_))
+    done = next_state.terminated
+    fresh = env.init(reset_rng, batch_size=batch)
+    env_state = jax.tree.map(
+        lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b),
+        fresh, next_state)
+    move_number = jnp.where(done, 0, move_number + 1)
+    if config.reuse_graph:
+      graph = mcgs_jax.reroot(params, reroot_rng, graph, action, env_state, env, eval_fn,
+                              search_config)
+      nodes_kept = jnp.where(done, 0, graph.nodes_used).sum()
+    else:
+      graph = mcgs_jax.init(params, reroot_rng, env_state, env, eval_fn, search_config)
+      nodes_kept = jnp.int32(0)
+    stats = SelfPlayStats(
+        moves=jnp.int32(batch),
+        games_finished=done.sum(dtype=jnp.int32),
+        nn_evals=out.stats.nn_evals.sum(),
+        transposition_hits=out.stats.transposition_hits.sum(),
+        capacity_overflows=out.stats.capacity_overflows.sum(),
+        nan_evals=out.stats.nan_evals.sum(),
+        nodes_kept=nodes_kept,
+        outcome_sum=jnp.where(done, next_state.rewards[:, 0], 0.0).sum())
+    return (env_state, move_number, graph), (record, stats)
+
+  (env_state, move_number, _), (records, per_move) = jax.lax.scan(
+      move, (state.env_state, state.move_number, graph),
+      jax.random.split(moves_rng, num_moves))
+  stats = jax.tree.map(lambda x: x.sum(axis=0), per_move)
+
+  window = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), state.history, records)
+  values, known = _outcomes(window)
+  valid = window.filled & known & ~window.emitted
+  examples = example_lib.Example(
+      observation=window.observation, legal_action_mask=window.legal_action_mask,
+      policy=window.policy, player=window.player, value=values)
+  history_length = state.history.done.shape[0]
+  window = window.replace(emitted=window.emitted | (window.filled & known))
+  history = jax.tree.map(lambda x: x[-history_length:], window)
+  flat = lambda x: x.reshape((-1,) + x.shape[2:])
+  new_state = SelfPlayState(
+      env_state=env_state, move_number=move_number, history=history,
+      games_finished=state.games_finished + stats.games_finished,
+      moves_played=state.moves_played + stats.moves)
+  return new_state, jax.tree.map(flat, examples), flat(valid), stats
