@@ -77,6 +77,40 @@ class Env:
     del state
     return jnp.zeros((self.num_actions,), jnp.bool_)
 
+  @property
+  def num_symmetries(self) -> int:
+    """How many symmetries `symmetry` knows, the identity (index 0) included.
+
+    A symmetry maps positions to positions of equal value, moves to moves, so
+    training examples can be augmented with it. Default: the identity only.
+    """
+    return 1
+
+  def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
+               legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Applies symmetry `index` to ONE example (vmap it for a batch).
+
+    The value of the position is unchanged by a symmetry, so it is not an
+    argument. Games with symmetries override this (and `num_symmetries`).
+
+    Args:
+      index: int32 [] in [0, num_symmetries); 0 is the identity. A traced
+        index out of range is clamped to the last symmetry (gather semantics).
+      observation: the network input of one position (`observe(state)`).
+      policy: f32[A], a distribution over the moves of that position.
+      legal_action_mask: bool[A].
+
+    Returns:
+      (observation, policy, legal_action_mask) of the transformed position:
+      the policy and mask permuted as the moves are.
+
+    Raises:
+      ValueError: if `index` is not an integer scalar, or is concrete and out
+        of range.
+    """
+    check_symmetry_index(index, self.num_symmetries)
+    return observation, policy, legal_action_mask
+
 
 def _per_game(fn, state):
   """`fn` of ONE game, vmapped over the batch dimensions of `state`."""
@@ -140,6 +174,17 @@ def step_unless_terminated(state: Any, stepped: Any, finished: Any = None) -> An
 def batch_ndim(state: Any) -> int:
   """Number of leading batch dimensions of a state (via its `ply` field)."""
   return jnp.ndim(state.ply)
+
+
+def check_symmetry_index(index: Any, num_symmetries: int) -> None:
+  """Raises ValueError unless `index` is an integer scalar, within
+  [0, num_symmetries) when it is concrete (a traced value cannot be checked)."""
+  if jnp.ndim(index) != 0 or not jnp.issubdtype(jnp.result_type(index), jnp.integer):
+    raise ValueError(f"symmetry index must be an integer scalar, got {index!r}")
+  if isinstance(index, jax.core.Tracer):
+    return
+  if not 0 <= int(index) < num_symmetries:
+    raise ValueError(f"symmetry index {int(index)} is out of range [0, {num_symmetries})")
 
 
 def stack(states: list[Any]) -> Any:

@@ -45,6 +45,10 @@ _OBS_SHIFT = (_OBS_BIT % 32).astype(np.uint32)
 
 _ILLEGAL_FLAG = np.uint32(1 << 31)
 
+# Column gathered into column c by each symmetry: the identity, then the
+# left-right mirror (gravity rules out the others).
+_SYMMETRY_COLUMNS = np.array([np.arange(NUM_COLS), np.arange(NUM_COLS)[::-1]], np.int32)
+
 
 def _cells(board: jax.Array) -> jax.Array:
   """uint32[..., 2] bitboard -> bool[..., 6, 7] grid, top row first."""
@@ -183,6 +187,35 @@ class Connect4(base.Env):
       return has_four(bits.or_(pos, cell)) | has_four(bits.or_(opponent, cell))
 
     return legal & jax.vmap(urgent)(jnp.arange(NUM_COLS))
+
+  @property
+  def num_symmetries(self) -> int:
+    """2: the identity and the left-right mirror."""
+    return len(_SYMMETRY_COLUMNS)
+
+  def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
+               legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Symmetry `index` (0 identity, 1 mirror) of ONE example.
+
+    The mirror reverses the columns of the board, of the policy and of the
+    legal mask: column c becomes column 6 - c.
+
+    Args:
+      index: int32 [] in [0, 2).
+      observation: bool[6, 7, 2], as `State.observation`.
+      policy: f32[7].
+      legal_action_mask: bool[7].
+
+    Returns:
+      (observation [6, 7, 2], policy [7], legal_action_mask [7]), transformed.
+    """
+    base.check_symmetry_index(index, self.num_symmetries)
+    observation, policy, legal_action_mask = map(
+        jnp.asarray, (observation, policy, legal_action_mask))
+    chex.assert_shape(observation, (NUM_ROWS, NUM_COLS, 2))
+    chex.assert_shape([policy, legal_action_mask], (NUM_COLS,))
+    columns = jnp.asarray(_SYMMETRY_COLUMNS)[index]
+    return observation[:, columns], policy[columns], legal_action_mask[columns]
 
 
 def has_four_int(stones: int) -> bool:

@@ -36,6 +36,24 @@ _CELL_BITS = np.uint32(1) << np.arange(NUM_CELLS, dtype=np.uint32)
 _ILLEGAL_FLAG = np.uint32(1 << 31)
 
 
+def _dihedral_sources() -> np.ndarray:
+  """int32[8, 9]: for each symmetry of the square, the cell gathered into
+  cell i (the inverse of the map that moves cells)."""
+  rows, cols = np.divmod(np.arange(NUM_CELLS), 3)
+  # Where cell (r, c) goes: the 4 rotations by 90 degrees clockwise, each
+  # optionally preceded by the left-right mirror.
+  destinations = []
+  for mirror in (False, True):
+    r, c = rows, (2 - cols if mirror else cols)
+    for _ in range(4):
+      destinations.append(r * 3 + c)
+      r, c = c, 2 - r
+  return np.argsort(np.array(destinations), axis=1).astype(np.int32)
+
+
+_SYMMETRY_SOURCES = _dihedral_sources()
+
+
 def has_line(stones: jax.Array) -> jax.Array:
   """bool[...]: three in a row in a 9-bit board uint32[...]."""
   stones = jnp.asarray(stones, jnp.uint32)[..., None]
@@ -121,6 +139,38 @@ class TicTacToe(base.Env):
     stepped = State(position=mover_marks ^ new_mask, mask=new_mask, ply=ply,
                     terminated=terminated, rewards=rewards, winner=winner.astype(jnp.int32))
     return base.step_unless_terminated(state, stepped)
+
+  @property
+  def num_symmetries(self) -> int:
+    """8: the symmetries of the square (4 rotations, each with or without a
+    mirror)."""
+    return len(_SYMMETRY_SOURCES)
+
+  def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
+               legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Symmetry `index` of ONE example; action i is cell i, so the board
+    cells, the policy and the legal mask undergo the same permutation.
+
+    Index 0 is the identity, 1..3 the clockwise rotations by 90, 180 and 270
+    degrees, 4..7 the left-right mirror followed by those rotations.
+
+    Args:
+      index: int32 [] in [0, 8).
+      observation: bool[3, 3, 2], as `State.observation`.
+      policy: f32[9].
+      legal_action_mask: bool[9].
+
+    Returns:
+      (observation [3, 3, 2], policy [9], legal_action_mask [9]), transformed.
+    """
+    base.check_symmetry_index(index, self.num_symmetries)
+    observation, policy, legal_action_mask = map(
+        jnp.asarray, (observation, policy, legal_action_mask))
+    chex.assert_shape(observation, (3, 3, 2))
+    chex.assert_shape([policy, legal_action_mask], (NUM_CELLS,))
+    sources = jnp.asarray(_SYMMETRY_SOURCES)[index]
+    cells = observation.reshape(NUM_CELLS, 2)[sources]
+    return cells.reshape(3, 3, 2), policy[sources], legal_action_mask[sources]
 
 
 def from_moves(moves) -> State:

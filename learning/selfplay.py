@@ -138,6 +138,19 @@ def init(rng: chex.PRNGKey, env: Any, batch_size: int) -> SelfPlayState:
                        moves_played=jnp.int32(0))
 
 
+def example_like(env: Any) -> example_lib.Example:
+  """Shapes and dtypes of one example of `env` (for `replay.init`)."""
+  def fields():
+    state = env.init(jax.random.PRNGKey(0))
+    return env.observe(state), state.legal_action_mask
+
+  observation, legal = jax.eval_shape(fields)
+  return example_lib.Example(
+      observation=observation, legal_action_mask=legal,
+      policy=jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
+      player=jax.ShapeDtypeStruct((), jnp.int32), value=jax.ShapeDtypeStruct((), jnp.float32))
+
+
 def _draw_action(rng, policy, temperature):
   """int32[B]: argmax of `policy` [B, A] where T = 0, else a draw from
   policy^(1/T)."""

@@ -1,0 +1,353 @@
+"""AlphaZero training with the graph search: self-play, replay, optax updates.
+
+  python -m experiments.train --env tictactoe --out runs/ttt
+  python -m experiments.train --env connect4 --out runs/c4 --iterations 200
+  python -m experiments.train --out runs/c4            # resume with the saved config
+
+Each iteration plays `moves_per_iteration` moves in each of `games` games
+(one search per move), adds the positions of finished games to the replay
+buffer and makes `updates_per_iteration` optimizer steps. Every iteration is
+checkpointed (orbax) and appends one row to `DIR/metrics.csv`; running the
+same command again on the same `DIR` resumes from the last complete
+checkpoint, whenever the previous run was stopped (SIGKILL included): no
+iteration is lost or repeated, and the result equals an uninterrupted run.
+
+Options not on the command line come from `--config FILE.json` (fields of
+`learning.config.TrainConfig`) over the env's defaults. Outputs in DIR:
+config.json, metrics.csv, checkpoints/, agent.msgpack (the latest network,
+for `load_agent`), snapshots/ (the network at each evaluation, for the
+arena), plots/ and, with --tensorboard, tb/.
+"""
+
+import argparse
+import csv
+import functools
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import flax.serialization
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import envs
+import networks
+from learning import checkpoint as checkpoint_lib
+from learning import config as config_lib
+from learning import replay
+from learning import selfplay
+from learning import trainer
+from networks import losses
+
+_play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))
+_add = jax.jit(replay.add)
+_train = jax.jit(trainer.train, static_argnames=(
+    "network", "optimizer", "loss_config", "env", "batch_size", "num_updates", "augment",
+    "mesh"))
+
+METRICS = "metrics.csv"
+AGENT = "agent.msgpack"
+CONFIG = "config.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _optimizer(learning_rate, weight_decay, kind):
+  # Cached: equal settings give the same (hashable) optimizer, so the jitted
+  # update is compiled once per process.
+  return losses.make_optimizer(learning_rate, weight_decay, kind=kind)
+
+
+def build_network(config: config_lib.TrainConfig):
+  env = envs.make(config.env)
+  network = networks.make(config.network, env, **config.network_options())
+  eval_fn = networks.NetworkEval(network, env)
+  return env, network, eval_fn
+
+
+def init_variables(network, env, rng):
+  observation = env.observe(env.init(jax.random.PRNGKey(0), batch_size=1))
+  return networks.init(network, rng, observation)
+
+
+def save_agent(path: str, variables: Any) -> None:
+  """Writes the network variables atomically (msgpack)."""
+  tmp = path + ".tmp"
+  with open(tmp, "wb") as f:
+    f.write(flax.serialization.to_bytes(jax.device_get(variables)))
+  os.replace(tmp, path)
+
+
+def load_agent(directory: str):
+  """`(env, eval_fn, params)` of the run (or shipped agent) in `directory`,
+  ready for `mcgs_jax.search(params, rng, state, env, eval_fn, config)`."""
+  config_path = os.path.join(directory, CONFIG)
+  agent_path = os.path.join(directory, AGENT)
+  for path in (config_path, agent_path):
+    if not os.path.exists(path):
+      raise FileNotFoundError(f"{path} not found: {directory} holds no trained agent")
+  config = config_lib.TrainConfig.from_json(config_lib.load_json(config_path))
+  env, network, eval_fn = build_network(config)
+  template = init_variables(network, env, jax.random.PRNGKey(0))
+  with open(agent_path, "rb") as f:
+    try:
+      params = flax.serialization.from_bytes(template, f.read())
+    except Exception as error:  # msgpack raises several kinds.
+      raise checkpoint_lib.CheckpointError(
+          f"cannot read {agent_path}: {type(error).__name__}: {error}") from error
+  shapes = lambda tree: jax.tree.map(lambda x: (np.shape(x), np.dtype(x.dtype)), tree)
+  if shapes(params) != shapes(template):
+    raise checkpoint_lib.CheckpointError(
+        f"{agent_path} does not match the network of {config_path}")
+  return env, eval_fn, params
+
+
+def write_metrics(path: str, rows: list[dict]) -> None:
+  """Rewrites the CSV from all rows (atomic), columns in order of appearance."""
+  fields = []
+  for row in rows:
+    fields += [k for k in row if k not in fields]
+  tmp = path + ".tmp"
+  with open(tmp, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+  os.replace(tmp, path)
+
+
+def _round(value):
+  if isinstance(value, float):
+    return float(f"{value:.6g}")
+  return value
+
+
+class Run:
+  """A training run in `directory`: builds or restores its state, then steps."""
+
+  def __init__(self, directory: str, config: config_lib.TrainConfig, progress: bool = True,
+               tensorboard: bool = False):
+    self.directory = directory
+    self.config = config
+    self.env, self.network, self.eval_fn = build_network(config)
+    devices = jax.device_count()
+    for name in ("games", "batch_size"):
+      if getattr(config, name) % devices:
+        raise ValueError(f"{name}={getattr(config, name)} must be a multiple of the "
+                         f"{devices} devices")
+    self.mesh = trainer.make_mesh() if devices > 1 else None
+    self.optimizer = _optimizer(config.learning_rate, config.weight_decay, config.optimizer)
+    self.progress = progress
+    self.tensorboard = tensorboard
+    self._compile()
+    os.makedirs(directory, exist_ok=True)
+    self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
+                                                   max_to_keep=config.keep_checkpoints)
+    self.state, self.rows = self._start()
+
+  # -- compiled pieces (module-level jits: runs in one process share them) ----
+  def _compile(self):
+    config = self.config
+    self._play = functools.partial(
+        _play, env=self.env, eval_fn=self.eval_fn, config=config.selfplay_config(),
+        num_moves=config.moves_per_iteration)
+    self._add = _add
+    self._train = functools.partial(
+        _train, network=self.network, optimizer=self.optimizer,
+        loss_config=trainer.LossConfig(kind=config.loss), env=self.env,
+        batch_size=config.batch_size, num_updates=config.updates_per_iteration,
+        augment=config.augment, mesh=self.mesh)
+
+  def initial_state(self) -> dict:
+    config = self.config
+    rng = jax.random.PRNGKey(config.seed)
+    net_rng, games_rng = jax.random.split(jax.random.fold_in(rng, 0))
+    variables = init_variables(self.network, self.env, net_rng)
+    games = selfplay.init(games_rng, self.env, config.games)
+    example = selfplay.example_like(self.env)
+    return dict(
+        iteration=jnp.int32(0), rng=rng, variables=variables,
+        opt_state=self.optimizer.init(variables["params"]),
+        buffer=replay.init(example, config.replay_capacity), games=games,
+        wall_s=jnp.float32(0.0), positions=jnp.int32(0), nn_evals=jnp.float32(0.0))
+
+  def _start(self):
+    template = self.initial_state()
+    step = self.checkpoints.latest_step()
+    metrics_path = os.path.join(self.directory, METRICS)
+    if step is None:
+      if os.path.exists(metrics_path):
+        raise checkpoint_lib.CheckpointError(
+            f"{metrics_path} exists but {self.checkpoints.directory} holds no complete "
+            "checkpoint: refusing to start afresh over an earlier run (use a new --out)")
+      state, rows = template, []
+    else:
+      state, meta = self.checkpoints.restore(step, template)
+      saved = meta.get("config")
+      if saved != self.config.to_json():
+        raise checkpoint_lib.CheckpointError(
+            f"checkpoint {self.checkpoints.directory}/{step} was written with another config")
+      rows = meta.get("rows", [])
+      if int(state["iteration"]) != step or len(rows) != step:
+        raise checkpoint_lib.CheckpointError(
+            f"checkpoint {self.checkpoints.directory}/{step} is inconsistent: iteration "
+            f"{int(state['iteration'])}, {len(rows)} metrics rows")
+      # The CSV may hold a row of an iteration whose checkpoint never
+      # completed: the checkpoint's rows are the truth.
+      write_metrics(metrics_path, rows)
+    state = self._place(state)
+    return state, rows
+
+  def _place(self, state):
+    if self.mesh is None:
+      return state
+    placed = trainer.replicate(state, self.mesh)
+    games = state["games"]
+    placed["games"] = games.replace(
+        env_state=trainer.shard_batch(games.env_state, self.mesh),
+        move_number=trainer.shard_batch(games.move_number, self.mesh),
+        history=trainer.shard_batch(games.history, self.mesh, axis=1))
+    return placed
+
+  # -- one iteration ------------------------------------------------------------
+  def step(self) -> dict:
+    config, state = self.config, self.state
+    iteration = int(state["iteration"]) + 1
+    rng = jax.random.fold_in(state["rng"], iteration)
+    play_rng, train_rng, eval_rng = jax.random.split(rng, 3)
+    start = time.perf_counter()
+    games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
+    buffer = self._add(state["buffer"], examples, valid)
+    jax.block_until_ready(buffer)
+    selfplay_s = time.perf_counter() - start
+    start = time.perf_counter()
+    variables, opt_state, metrics = state["variables"], state["opt_state"], {}
+    if int(buffer.size) >= config.min_replay:
+      variables, opt_state, metrics = self._train(variables, opt_state, buffer, train_rng)
+      metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+    train_s = time.perf_counter() - start
+    positions = int(valid.sum())
+    nn_evals = float(stats.nn_evals)
+    wall_s = float(state["wall_s"]) + selfplay_s + train_s
+    self.state = dict(
+        iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
+        opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
+        positions=state["positions"] + positions,
+        nn_evals=state["nn_evals"] + nn_evals)
+    row = dict(
+        iteration=iteration, wall_s=wall_s, positions=positions,
+        positions_total=int(self.state["positions"]), nn_evals=nn_evals,
+        nn_evals_total=float(self.state["nn_evals"]),
+        games=int(stats.games_finished), loss=metrics.get("loss", float("nan")),
+        policy_loss=metrics.get("policy", metrics.get("large_policy", float("nan"))),
+        value_loss=metrics.get("value", metrics.get("large_value", float("nan"))),
+        devices=jax.device_count(), replay_size=int(buffer.size),
+        transposition_hits=int(stats.transposition_hits),
+        capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),
+        selfplay_s=selfplay_s, train_s=train_s)
+    if config.eval_every and iteration % config.eval_every == 0:
+      start = time.perf_counter()
+      row.update(self.evaluate(eval_rng, iteration))
+      row["eval_s"] = time.perf_counter() - start
+    row = {k: _round(v) for k, v in row.items()}
+    self.rows = self.rows + [row]
+    self._save(iteration)
+    return row
+
+  def evaluate(self, rng, iteration: int) -> dict:
+    from learning import evaluation  # pylint: disable=g-import-not-at-top
+    return evaluation.evaluate_run(self, rng, iteration)
+
+  def _save(self, iteration: int):
+    self.checkpoints.save(iteration, self.state, dict(config=self.config.to_json(),
+                                                      rows=self.rows))
+    write_metrics(os.path.join(self.directory, METRICS), self.rows)
+    save_agent(os.path.join(self.directory, AGENT), self.state["variables"])
+    if self.tensorboard:
+      self._tensorboard(self.rows[-1])
+
+  def _tensorboard(self, row):
+    try:
+      from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      raise SystemExit("--tensorboard needs tensorboardX: pip install 'mcgs_jax[tensorboard]'")
+    if not hasattr(self, "_writer"):
+      self._writer = SummaryWriter(os.path.join(self.directory, "tb"))
+    for key, value in row.items():
+      if key != "iteration" and isinstance(value, (int, float)) and np.isfinite(value):
+        self._writer.add_scalar(key, value, row["iteration"])
+    self._writer.flush()
+
+  def close(self):
+    self.checkpoints.close()
+    if hasattr(self, "_writer"):
+      self._writer.close()
+
+
+def resolve_config(args) -> config_lib.TrainConfig:
+  """Saved config (resume), else env defaults + config file + options."""
+  saved_path = os.path.join(args.out, CONFIG)
+  options = {name: getattr(args, name) for name in ("env", "search", "simulations", "games")
+             if getattr(args, name) is not None}
+  file_values = config_lib.load_json(args.config) if args.config else {}
+  if os.path.exists(saved_path):
+    saved = config_lib.TrainConfig.from_json(config_lib.load_json(saved_path))
+    asked = config_lib.replace(saved, **file_values, **options)
+    if asked != saved:
+      changed = sorted(k for k, v in asked.to_json().items() if saved.to_json()[k] != v)
+      raise SystemExit(f"{args.out} was started with other settings ({', '.join(changed)} "
+                       f"differ from {saved_path}); rerun with the same ones, or use a new --out")
+    return saved
+  env_id = options.get("env", file_values.get("env"))
+  if env_id is None:
+    raise SystemExit(f"--env is needed to start a new run ({saved_path} does not exist)")
+  config = config_lib.replace(config_lib.default_config(env_id), **file_values, **options)
+  os.makedirs(args.out, exist_ok=True)
+  with open(saved_path, "w") as f:
+    json.dump(config.to_json(), f, indent=2)
+  return config
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--env", help="env id (envs.make), e.g. tictactoe, connect4, nim:3,20")
+  parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
+  parser.add_argument("--iterations", type=int, default=50,
+                      help="train until this iteration (total, resumed ones included)")
+  parser.add_argument("--search", choices=config_lib.SEARCHES)
+  parser.add_argument("--simulations", type=int)
+  parser.add_argument("--games", type=int)
+  parser.add_argument("--config", help="JSON file of TrainConfig fields")
+  parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
+  parser.add_argument("--distributed", action="store_true",
+                      help="call jax.distributed.initialize() first (multi-host)")
+  args = parser.parse_args(argv)
+  if args.distributed:
+    jax.distributed.initialize()
+  config = resolve_config(args)
+  run = Run(args.out, config, tensorboard=args.tensorboard)
+  start = int(run.state["iteration"])
+  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+  bar = tqdm(total=args.iterations, initial=min(start, args.iterations), unit="it",
+             disable=None, desc=f"train {config.env}")
+  if start >= args.iterations:
+    print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
+  try:
+    for _ in range(start, args.iterations):
+      row = run.step()
+      bar.update(1)
+      bar.set_postfix(loss=row["loss"], positions=row["positions_total"])
+      if not bar.disable:
+        continue
+      print(json.dumps(row), flush=True)
+  finally:
+    bar.close()
+    run.close()
+  from learning import plots  # pylint: disable=g-import-not-at-top
+  plots.plot_run(args.out)
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])

@@ -1,0 +1,188 @@
+"""The training run's settings: one frozen dataclass, defaults per env.
+
+`experiments.train` reads them in this order: the env's defaults
+(`default_config`), then a JSON config file (`--config FILE`, an object whose
+keys are field names), then the command-line options. The resolved config is
+written to `DIR/config.json` and a resumed run must agree with it.
+"""
+
+import dataclasses
+import json
+from typing import Any
+
+import mcgs_jax
+from learning import selfplay
+from learning import trainer
+
+SEARCHES = ("mcgs", "tree", "tt_cache")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+  """Every setting of a training run.
+
+  Attributes:
+    env: env id (`envs.make`).
+    network: 'mlp', 'resnet', 'seresnet' or 'dual' (`networks.make`).
+    network_kwargs: the network's other attributes, as sorted (name, value)
+      pairs (a dict in JSON).
+    search: 'mcgs', 'tree' or 'tt_cache' (`SearchConfig.backup`).
+    simulations: simulations per move in self-play.
+    games: B, games played in parallel (a multiple of the device count).
+    moves_per_iteration: moves per game per iteration of self-play.
+    reuse_graph: keep the played child's subgraph between moves.
+    node_factor: node capacity = node_factor * (simulations + 1) (reuse needs
+      room for the kept subgraph).
+    solver: the terminal solver in self-play searches.
+    c_init: PUCT exploration constant.
+    dirichlet_fraction, dirichlet_alpha: root noise in self-play.
+    temperature_moves: moves drawn from the visit distribution (T = 1) at the
+      start of each game; argmax afterwards.
+    replay_capacity: examples kept.
+    batch_size: examples per update (a multiple of the device count).
+    updates_per_iteration: optimizer steps per iteration.
+    min_replay: no update before the buffer holds this many examples.
+    learning_rate, weight_decay, optimizer ('adam' | 'sgd'), loss
+      ('alphazero' | 'kl'): the optimisation.
+    augment: random symmetry per sampled example (where the env has them).
+    eval_every: evaluate every this many iterations (0: never).
+    eval_simulations: simulations of the searched-move evaluation.
+    eval_positions: positions per Pons set (Connect-4 only).
+    arena_games: games per arena pairing at evaluation (0: no arena).
+    arena_simulations: simulations per move of the trained agent in the arena.
+    baseline_simulations: simulations of the random-rollout MCGS baseline.
+    warm_start_steps: supervised steps on exactly labelled positions before
+      self-play (0: from scratch).
+    warm_start_positions: labelled positions for the warm start.
+    seed: the run's seed.
+    keep_checkpoints: checkpoints kept on disk.
+  """
+  env: str = "tictactoe"
+  network: str = "mlp"
+  network_kwargs: tuple = ()
+  search: str = "mcgs"
+  simulations: int = 32
+  games: int = 64
+  moves_per_iteration: int = 9
+  reuse_graph: bool = True
+  node_factor: float = 2.0
+  solver: bool = False
+  c_init: float = 2.5
+  dirichlet_fraction: float = 0.25
+  dirichlet_alpha: float = 0.5
+  temperature_moves: int = 4
+  replay_capacity: int = 20_000
+  batch_size: int = 256
+  updates_per_iteration: int = 16
+  min_replay: int = 256
+  learning_rate: float = 1e-3
+  weight_decay: float = 1e-4
+  optimizer: str = "adam"
+  loss: str = "alphazero"
+  augment: bool = True
+  eval_every: int = 5
+  eval_simulations: int = 64
+  eval_positions: int = 100
+  arena_games: int = 0
+  arena_simulations: int = 64
+  baseline_simulations: int = 800
+  warm_start_steps: int = 0
+  warm_start_positions: int = 2000
+  seed: int = 0
+  keep_checkpoints: int = 2
+
+  def __post_init__(self):
+    if self.search not in SEARCHES:
+      raise ValueError(f"search must be one of {SEARCHES}, got {self.search!r}")
+    if self.optimizer not in ("adam", "sgd"):
+      raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+    trainer.LossConfig(kind=self.loss)
+    for name in ("simulations", "games", "moves_per_iteration", "replay_capacity",
+                 "batch_size", "updates_per_iteration", "keep_checkpoints"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    if self.node_factor < 1:
+      raise ValueError(f"node_factor must be >= 1, got {self.node_factor}")
+
+  def search_config(self, simulations: int | None = None, noise: bool = True
+                    ) -> mcgs_jax.SearchConfig:
+    """The search of self-play (with root noise) or of evaluation (without)."""
+    simulations = self.simulations if simulations is None else simulations
+    return mcgs_jax.SearchConfig(
+        num_simulations=simulations, backup=self.search, solver=self.solver,
+        c_init=self.c_init, max_nodes=int(self.node_factor * (simulations + 1)),
+        dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
+        dirichlet_alpha=self.dirichlet_alpha)
+
+  def selfplay_config(self) -> selfplay.SelfPlayConfig:
+    return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=self.reuse_graph,
+                                   temperature=1.0, temperature_moves=self.temperature_moves,
+                                   final_temperature=0.0)
+
+  def network_options(self) -> dict[str, Any]:
+    return dict(self.network_kwargs)
+
+  def to_json(self) -> dict:
+    data = dataclasses.asdict(self)
+    data["network_kwargs"] = {k: list(v) if isinstance(v, tuple) else v
+                              for k, v in self.network_kwargs}
+    return data
+
+  @classmethod
+  def from_json(cls, data: dict) -> "TrainConfig":
+    return replace(cls(), **data)
+
+
+def _frozen_kwargs(kwargs) -> tuple:
+  if isinstance(kwargs, tuple):
+    return kwargs
+  return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()))
+
+
+def replace(config: TrainConfig, **changes) -> TrainConfig:
+  """`config` with `changes`; unknown names raise a ValueError naming them."""
+  known = {f.name for f in dataclasses.fields(TrainConfig)}
+  unknown = sorted(set(changes) - known)
+  if unknown:
+    raise ValueError(f"unknown config fields {unknown}; known: {sorted(known)}")
+  if "network_kwargs" in changes:
+    changes["network_kwargs"] = _frozen_kwargs(changes["network_kwargs"])
+  return dataclasses.replace(config, **changes)
+
+
+# Defaults per env: small, fast settings that reach the README's targets on
+# two CPU cores. Anything not listed takes TrainConfig's defaults.
+_DEFAULTS = {
+    "tictactoe": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
+                      simulations=32, games=64, moves_per_iteration=9,
+                      temperature_moves=4, batch_size=256, updates_per_iteration=16,
+                      replay_capacity=20_000, eval_every=5),
+    "connect4": dict(network="resnet", network_kwargs={"num_blocks": 5, "channels": 64},
+                     simulations=64, games=128, moves_per_iteration=14,
+                     temperature_moves=8, batch_size=256, updates_per_iteration=32,
+                     replay_capacity=100_000, min_replay=2048, learning_rate=1e-3,
+                     eval_every=5, eval_simulations=200, eval_positions=100,
+                     dirichlet_alpha=0.5),
+    "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]}, simulations=32,
+                games=64, moves_per_iteration=8, temperature_moves=4),
+    "nim:3,20": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
+                     simulations=32, games=64, moves_per_iteration=10, temperature_moves=4),
+    "hsr:4,4,16": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
+                       simulations=32, games=64, moves_per_iteration=8, temperature_moves=4),
+}
+
+
+def default_config(env_id: str) -> TrainConfig:
+  """The defaults for `env_id` (TrainConfig's own for envs not listed)."""
+  return replace(TrainConfig(), env=env_id, **_DEFAULTS.get(env_id, {}))
+
+
+def load_json(path: str) -> dict:
+  with open(path) as f:
+    try:
+      data = json.load(f)
+    except json.JSONDecodeError as error:
+      raise ValueError(f"config file {path} is not valid JSON: {error}") from None
+  if not isinstance(data, dict):
+    raise ValueError(f"config file {path} must hold a JSON object of TrainConfig fields")
+  return data

@@ -1,0 +1,160 @@
+"""Network updates from the replay buffer, data-parallel over local devices.
+
+  update(variables, opt_state, examples, weights) -> (variables, opt_state, metrics)
+  train(variables, opt_state, buffer, rng) -> (variables, opt_state, metrics)
+
+`update` is one optax step on a batch of examples; `train` draws
+`num_updates` batches from the replay buffer (uniform, with a random symmetry
+per example where the env has them) and applies them in one `lax.scan`.
+
+Data parallelism (`Mesh`): a one-axis mesh named "batch" over the local
+devices. Params, optimizer state and the replay buffer are replicated; the
+sampled batch, the self-play games and their examples are split along their
+batch axis, and the compiler inserts the gradient all-reduce (the loss is a
+mean over the global batch, so the gradient is the same as on one device).
+On several hosts `jax.distributed.initialize()` first, then the same code:
+`jax.devices()` spans every host.
+"""
+
+import dataclasses
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+import networks
+from learning import example as example_lib
+from learning import replay
+from networks import losses
+
+LOSSES = ("alphazero", "kl")
+
+
+@dataclasses.dataclass(frozen=True)
+class LossConfig:
+  """Attributes:
+    kind: 'alphazero' (policy cross-entropy + value MSE) or 'kl' (KL policy
+      loss with an illegal-move penalty + value MSE).
+    illegal_weight: the penalty's weight ('kl').
+  """
+  kind: str = "alphazero"
+  illegal_weight: float = 10.0
+
+  def __post_init__(self):
+    if self.kind not in LOSSES:
+      raise ValueError(f"loss must be one of {LOSSES}, got {self.kind!r}")
+
+
+def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.Example,
+               weights: chex.Array):
+  """Total loss and components for the network's outputs. A two-head network
+  (`DualHeadResNet`) trains both heads: the sum of both losses."""
+  heads = outputs if networks.has_two_heads(network) else (outputs,)
+  total, components = 0.0, {}
+  for index, (logits, value) in enumerate(heads):
+    if loss_config.kind == "alphazero":
+      loss, parts = losses.alphazero_loss(logits, value, examples.policy, examples.value,
+                                          weights)
+    else:
+      loss, parts = losses.kl_illegal_loss(logits, value, examples.policy, examples.value,
+                                           examples.legal_action_mask, weights,
+                                           loss_config.illegal_weight)
+    prefix = "" if len(heads) == 1 else ("small_", "large_")[index]
+    components.update({prefix + k: v for k, v in parts.items()})
+    total = total + loss
+  components["loss"] = total
+  return total, components
+
+
+def make_mesh(devices=None) -> Mesh:
+  """A one-axis mesh "batch" over `devices` (default: all devices)."""
+  devices = jax.devices() if devices is None else list(devices)
+  return Mesh(devices, ("batch",))
+
+
+def batch_sharding(mesh: Mesh | None, axis: int = 0):
+  """The sharding that splits axis `axis` over the mesh (None: no mesh)."""
+  if mesh is None:
+    return None
+  return NamedSharding(mesh, PartitionSpec(*([None] * axis + ["batch"])))
+
+
+def replicated(mesh: Mesh | None):
+  return None if mesh is None else NamedSharding(mesh, PartitionSpec())
+
+
+def shard_batch(tree: Any, mesh: Mesh | None, axis: int = 0) -> Any:
+  """Places every leaf of `tree` split along `axis` (scalars replicated)."""
+  if mesh is None:
+    return tree
+  return jax.tree.map(
+      lambda x: jax.device_put(x, batch_sharding(mesh, axis) if jnp.ndim(x) > axis
+                               else replicated(mesh)), tree)
+
+
+def replicate(tree: Any, mesh: Mesh | None) -> Any:
+  if mesh is None:
+    return tree
+  return jax.device_put(tree, replicated(mesh))
+
+
+def _constrain(tree, mesh):
+  if mesh is None:
+    return tree
+  return jax.tree.map(
+      lambda x: jax.lax.with_sharding_constraint(x, batch_sharding(mesh)), tree)
+
+
+def update(variables: dict, opt_state: Any, examples: example_lib.Example,
+           weights: chex.Array, *, network, optimizer: optax.GradientTransformation,
+           loss_config: LossConfig, mesh: Mesh | None = None):
+  """One optimizer step on `examples` [N] (weights f32[N]).
+
+  Returns:
+    (variables, opt_state, metrics): the updated variables (params and
+    BatchNorm statistics), optimizer state and a dict of scalar losses.
+  """
+  examples, weights = _constrain((examples, weights), mesh)
+
+  def loss_fn(params):
+    outputs, new_variables = networks.apply(
+        network, {**variables, "params": params}, examples.observation.astype(jnp.float32),
+        train=True)
+    total, components = loss_terms(network, loss_config, outputs, examples, weights)
+    return total, (components, new_variables)
+
+  (_, (metrics, new_variables)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+      variables["params"])
+  updates, opt_state = optimizer.update(grads, opt_state, variables["params"])
+  params = optax.apply_updates(variables["params"], updates)
+  metrics["grad_norm"] = optax.global_norm(grads)
+  return {**new_variables, "params": params}, opt_state, metrics
+
+
+def train(variables: dict, opt_state: Any, buffer: replay.ReplayBuffer, rng: chex.PRNGKey, *,
+          network, optimizer, loss_config: LossConfig, env, batch_size: int,
+          num_updates: int, augment: bool = True, mesh: Mesh | None = None):
+  """`num_updates` steps, each on `batch_size` examples drawn from `buffer`.
+
+  Returns:
+    (variables, opt_state, metrics): metrics are the means over the steps.
+  """
+  step = functools.partial(update, network=network, optimizer=optimizer,
+                           loss_config=loss_config, mesh=mesh)
+
+  def body(carry, step_rng):
+    variables, opt_state = carry
+    sample_rng, augment_rng = jax.random.split(step_rng)
+    examples, weights = replay.sample(buffer, sample_rng, batch_size)
+    if augment:
+      examples = replay.augment(env, augment_rng, examples)
+    variables, opt_state, metrics = step(variables, opt_state, examples, weights)
+    return (variables, opt_state), metrics
+
+  (variables, opt_state), metrics = jax.lax.scan(
+      body, (variables, opt_state), jax.random.split(rng, num_updates))
+  return variables, opt_state, jax.tree.map(jnp.mean, metrics)
