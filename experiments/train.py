@@ -142,6 +142,7 @@ class Run:
     self.tensorboard = tensorboard
     self._compile()
     os.makedirs(directory, exist_ok=True)
+    self._write_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
     self.state, self.rows = self._start()
@@ -158,6 +159,17 @@ class Run:
         loss_config=trainer.LossConfig(kind=config.loss), env=self.env,
         batch_size=config.batch_size, num_updates=config.updates_per_iteration,
         augment=config.augment, mesh=self.mesh)
+
+  def _write_config(self):
+    path = os.path.join(self.directory, CONFIG)
+    if os.path.exists(path):
+      if config_lib.load_json(path) != self.config.to_json():
+        raise checkpoint_lib.CheckpointError(
+            f"{path} holds another config than this run's: use a new directory")
+      return
+    with open(path + ".tmp", "w") as f:
+      json.dump(self.config.to_json(), f, indent=2)
+    os.replace(path + ".tmp", path)
 
   def initial_state(self) -> dict:
     config = self.config
@@ -239,9 +251,9 @@ class Run:
         iteration=iteration, wall_s=wall_s, positions=positions,
         positions_total=int(self.state["positions"]), nn_evals=nn_evals,
         nn_evals_total=float(self.state["nn_evals"]),
-        games=int(stats.games_finished), loss=metrics.get("loss", float("nan")),
-        policy_loss=metrics.get("policy", metrics.get("large_policy", float("nan"))),
-        value_loss=metrics.get("value", metrics.get("large_value", float("nan"))),
+        games=int(stats.games_finished), loss=metrics.get("loss"),
+        policy_loss=metrics.get("policy", metrics.get("large_policy")),
+        value_loss=metrics.get("value", metrics.get("large_value")),
         devices=jax.device_count(), replay_size=int(buffer.size),
         transposition_hits=int(stats.transposition_hits),
         capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),
@@ -275,7 +287,8 @@ class Run:
     if not hasattr(self, "_writer"):
       self._writer = SummaryWriter(os.path.join(self.directory, "tb"))
     for key, value in row.items():
-      if key != "iteration" and isinstance(value, (int, float)) and np.isfinite(value):
+      if (key != "iteration" and isinstance(value, (int, float)) and not isinstance(value, bool)
+          and np.isfinite(value)):
         self._writer.add_scalar(key, value, row["iteration"])
     self._writer.flush()
 
@@ -302,11 +315,7 @@ def resolve_config(args) -> config_lib.TrainConfig:
   env_id = options.get("env", file_values.get("env"))
   if env_id is None:
     raise SystemExit(f"--env is needed to start a new run ({saved_path} does not exist)")
-  config = config_lib.replace(config_lib.default_config(env_id), **file_values, **options)
-  os.makedirs(args.out, exist_ok=True)
-  with open(saved_path, "w") as f:
-    json.dump(config.to_json(), f, indent=2)
-  return config
+  return config_lib.replace(config_lib.default_config(env_id), **file_values, **options)
 
 
 def main(argv=None):
@@ -338,7 +347,7 @@ def main(argv=None):
     for _ in range(start, args.iterations):
       row = run.step()
       bar.update(1)
-      bar.set_postfix(loss=row["loss"], positions=row["positions_total"])
+      bar.set_postfix(loss=row["loss"], positions=row["positions_total"], refresh=False)
       if not bar.disable:
         continue
       print(json.dumps(row), flush=True)

@@ -1,0 +1,64 @@
+"""Run with XLA_FLAGS=--xla_force_host_platform_device_count=2 (see
+test_multidevice.py): the 2-device update equals the 1-device update on the
+same data, and a data-parallel training iteration runs."""
+
+import sys
+import tempfile
+
+import jax
+import numpy as np
+
+from experiments import train
+from learning import config as config_lib
+from learning import replay
+from learning import selfplay
+from learning import trainer
+
+
+def main():
+  assert jax.device_count() == 2, jax.devices()
+  config = config_lib.replace(
+      config_lib.default_config("tictactoe"), network="resnet",
+      network_kwargs={"num_blocks": 1, "channels": 8}, games=4, simulations=4,
+      moves_per_iteration=9, batch_size=8, min_replay=8, updates_per_iteration=2,
+      replay_capacity=128, eval_every=0)
+  env, network, eval_fn = train.build_network(config)
+  variables = train.init_variables(network, env, jax.random.PRNGKey(0))
+  optimizer = train._optimizer(config.learning_rate, config.weight_decay, config.optimizer)  # pylint: disable=protected-access
+  opt_state = optimizer.init(variables["params"])
+  # Real examples from self-play.
+  games = selfplay.init(jax.random.PRNGKey(1), env, 4)
+  _, examples, valid, _ = selfplay.play(variables, jax.random.PRNGKey(2), games, env, eval_fn,
+                                        config.selfplay_config(), 9)
+  buffer = replay.add(replay.init(selfplay.example_like(env), 64), examples, valid)
+  batch, weights = replay.sample(buffer, jax.random.PRNGKey(3), 8)
+  loss_config = trainer.LossConfig()
+  results = []
+  for mesh in (None, trainer.make_mesh()):
+    step = jax.jit(lambda v, o, b, w, mesh=mesh: trainer.update(
+        v, o, b, w, network=network, optimizer=optimizer, loss_config=loss_config, mesh=mesh))
+    b, w = trainer.shard_batch((batch, weights), mesh)
+    v, o = trainer.replicate((variables, opt_state), mesh)
+    new_v, _, metrics = step(v, o, b, w)
+    if mesh is not None:
+      # The batch really was split over both devices.
+      assert len(b.observation.sharding.device_set) == 2
+    results.append((jax.device_get(new_v), jax.device_get(metrics)))
+  for x, y in zip(jax.tree.leaves(results[0]), jax.tree.leaves(results[1]), strict=True):
+    np.testing.assert_allclose(x, y, rtol=2e-5, atol=2e-6)
+  moved = max(float(np.max(np.abs(a - b))) for a, b in zip(
+      jax.tree.leaves(results[0][0]["params"]), jax.tree.leaves(variables["params"])))
+  assert moved > 1e-6, moved
+  # A whole data-parallel iteration: self-play sharded over the games.
+  with tempfile.TemporaryDirectory() as directory:
+    run = train.Run(directory, config, progress=False)
+    assert run.mesh is not None
+    row = run.step()
+    row = run.step()
+    run.close()
+  assert row["devices"] == 2 and row["positions_total"] > 0, row
+  print("multidevice ok", row["loss"])
+
+
+if __name__ == "__main__":
+  sys.exit(main())
