@@ -193,7 +193,7 @@ class Run:
         raise checkpoint_lib.CheckpointError(
             f"{metrics_path} exists but {self.checkpoints.directory} holds no complete "
             "checkpoint: refusing to start afresh over an earlier run (use a new --out)")
-      state, rows = template, []
+      state, rows, self.arena_records = template, [], []
     else:
       state, meta = self.checkpoints.restore(step, template)
       saved = meta.get("config")
@@ -201,6 +201,7 @@ class Run:
         raise checkpoint_lib.CheckpointError(
             f"checkpoint {self.checkpoints.directory}/{step} was written with another config")
       rows = meta.get("rows", [])
+      self.arena_records = [tuple(r) for r in meta.get("arena", [])]
       if int(state["iteration"]) != step or len(rows) != step:
         raise checkpoint_lib.CheckpointError(
             f"checkpoint {self.checkpoints.directory}/{step} is inconsistent: iteration "
@@ -272,8 +273,9 @@ class Run:
     return evaluation.evaluate_run(self, rng, iteration)
 
   def _save(self, iteration: int):
-    self.checkpoints.save(iteration, self.state, dict(config=self.config.to_json(),
-                                                      rows=self.rows))
+    self.checkpoints.save(iteration, self.state, dict(
+        config=self.config.to_json(), rows=self.rows,
+        arena=[list(r) for r in self.arena_records]))
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
     save_agent(os.path.join(self.directory, AGENT), self.state["variables"])
     if self.tensorboard:

@@ -1,5 +1,26 @@
-"""Networks with the search's `eval_fn` signature."""
+"""Policy-value networks, one functional API over them, their losses.
 
-from networks.mlp import MLP, MLPEval, init_params, mlp_eval
+  make(name, env, **kwargs)                       'mlp' | 'resnet' | 'seresnet' | 'dual'
+  init(network, rng, example_observation [B, ...]) -> variables
+  apply(network, variables, observation, train=False) -> outputs
+                                       (train=True: (outputs, new_variables))
+  NetworkEval(network, env=None, head=None)       the search's eval_fn
+  losses.alphazero_loss, losses.kl_illegal_loss, losses.make_optimizer
 
-__all__ = ["MLP", "MLPEval", "init_params", "mlp_eval"]
+Networks: `MLP` (any observation, flattened; the one for flat Nim / HSR
+vectors), `ResNet`, `SEResNet` and `DualHeadResNet` (board planes
+[B, H, W, C]). See `networks.adapter` for the conventions.
+"""
+
+from networks import losses
+from networks.adapter import (HEADS, NETWORKS, MLPEval, NetworkEval, apply, has_two_heads, init,
+                              make, mlp_eval, observation_shape)
+from networks.losses import alphazero_loss, kl_illegal_loss, make_optimizer
+from networks.mlp import MLP, init_params
+from networks.resnet import DualHeadResNet, ResNet, SEResNet
+
+__all__ = [
+    "DualHeadResNet", "HEADS", "MLP", "MLPEval", "NETWORKS", "NetworkEval", "ResNet", "SEResNet",
+    "alphazero_loss", "apply", "has_two_heads", "init", "init_params", "kl_illegal_loss",
+    "losses", "make", "make_optimizer", "mlp_eval", "observation_shape",
+]

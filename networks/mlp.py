@@ -1,15 +1,15 @@
-"""A small policy-value MLP and its `eval_fn` adapter for the search.
+"""A small policy-value MLP, the network for flat observations.
 
-  MLP(num_actions)(observation [B, ...]) -> (logits f32[B, A], value f32[B])
+  MLP(num_actions)(observation [B, ...], train=False)
+      -> (logits f32[B, A], value f32[B])
 
-`MLPEval` is a frozen dataclass (hashable, compared by value), so it can be
-the static `eval_fn` argument of a jitted `mcgs_jax.search`; equal networks
-share one compiled search. The network only sees `state.observation`, so the
-same parameters evaluate any env whose observation has the same layout (our
-Connect-4 and pgx's `connect_four`).
+Any observation is flattened, so the MLP also takes board planes; it is the
+only network for the flat vectors of Nim and HSR. It has no batch
+statistics: its variables are {'params'} and `train` changes nothing. The
+search's eval_fn for it (and for every other network) is
+`networks.NetworkEval`, which `networks.MLPEval` names for compatibility.
 """
 
-import dataclasses
 from typing import Any, Sequence
 
 import chex
@@ -22,22 +22,27 @@ class MLP(nn.Module):
 
   Attributes:
     num_actions: size A of the policy head.
-    hidden_sizes: widths of the hidden Dense layers.
+    hidden_sizes: widths of the hidden Dense layers (a tuple, so the module
+      stays hashable).
   """
   num_actions: int
   hidden_sizes: Sequence[int] = (128, 128)
 
   @nn.compact
-  def __call__(self, observation: chex.Array) -> tuple[chex.Array, chex.Array]:
+  def __call__(self, observation: chex.Array,
+               train: bool = False) -> tuple[chex.Array, chex.Array]:
     """Evaluates a batch of observations.
 
     Args:
       observation: [B, ...], any dtype (bool planes are cast to float32).
+      train: accepted for the common network signature; the MLP has no
+        layer that behaves differently in training.
 
     Returns:
       logits f32[B, A] (unmasked) and value f32[B] in [-1, 1], for the player
       to move.
     """
+    del train
     x = jnp.reshape(observation, (observation.shape[0], -1)).astype(jnp.float32)
     for width in self.hidden_sizes:
       x = nn.relu(nn.Dense(width)(x))
@@ -46,33 +51,8 @@ class MLP(nn.Module):
     return logits, value
 
 
-def init_params(network: MLP, rng: chex.PRNGKey, example_observation: chex.Array) -> Any:
-  """Initial parameters for observations shaped like `example_observation`
-  [B, ...] (any B: only the per-game shape matters)."""
-  return network.init(rng, jnp.asarray(example_observation, jnp.float32))
-
-
-@dataclasses.dataclass(frozen=True)
-class MLPEval:
-  """`eval_fn(params, rng, state) -> (prior_logits f32[B, A], value f32[B])`
-  that applies `network` to `state.observation`.
-
-  No action is masked: the search masks illegal actions itself.
-  """
-  network: MLP
-
-  @property
-  def num_actions(self) -> int:
-    return self.network.num_actions
-
-  def __call__(self, params: Any, rng: chex.PRNGKey,
-               state: Any) -> tuple[chex.Array, chex.Array]:
-    """Evaluates a batch of states [B]; `rng` is unused (deterministic net)."""
-    del rng
-    return self.network.apply(params, jnp.asarray(state.observation, jnp.float32))
-
-
-def mlp_eval(num_actions: int, hidden_sizes: Sequence[int] = (128, 128)) -> MLPEval:
-  """eval_fn backed by `MLP(num_actions, hidden_sizes)`; `hidden_sizes` is
-  stored as a tuple so the eval_fn stays hashable."""
-  return MLPEval(MLP(num_actions=num_actions, hidden_sizes=tuple(hidden_sizes)))
+def init_params(network: nn.Module, rng: chex.PRNGKey, example_observation: chex.Array) -> Any:
+  """Initial variables for observations shaped like `example_observation`
+  [B, ...] (any B: only the per-game shape matters); `networks.init` under
+  its older name."""
+  return network.init(rng, jnp.asarray(example_observation, jnp.float32), train=False)

@@ -1,0 +1,94 @@
+"""Play against a trained agent in the terminal.
+
+  python -m experiments.play                                   # the shipped Connect-4 agent
+  python -m experiments.play --agent runs/ttt --simulations 64 --first agent
+
+Moves are typed as numbers: Connect-4 columns 1-7, tic-tac-toe cells 1-9
+(row by row from the top left), other games the action index + 1. The agent
+searches `--simulations` simulations per move with its network (MCGS) and
+shows its value estimate. Type q to quit.
+"""
+
+import argparse
+import os
+import sys
+
+import jax
+import numpy as np
+
+import envs
+import mcgs_jax
+from experiments import train
+
+DEFAULT_AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "networks", "pretrained", "connect4")
+
+
+def render(env, state) -> str:
+  """A board for Connect-4 and tic-tac-toe, the legal moves otherwise."""
+  single = jax.tree.map(lambda x: x[0], state)
+  if isinstance(env, envs.connect4.Connect4):
+    return envs.connect4.render(single)
+  if isinstance(env, envs.tictactoe.TicTacToe):
+    return envs.tictactoe.render(single) + "\n(cells 1-9 row by row)"
+  legal = np.flatnonzero(np.asarray(single.legal_action_mask)) + 1
+  return f"{env.id}: legal moves {legal.tolist()}"
+
+
+def ask_move(env, state, read=input) -> int | None:
+  """The human's action (0-based), or None to quit; asks again on bad input."""
+  legal = np.asarray(state.legal_action_mask[0])
+  while True:
+    text = read(f"your move (1-{env.num_actions}, q quits): ").strip().lower()
+    if text in ("q", "quit", "exit"):
+      return None
+    if text.isdigit() and 1 <= int(text) <= env.num_actions and legal[int(text) - 1]:
+      return int(text) - 1
+    print(f"  {text!r} is not a legal move; legal: {(np.flatnonzero(legal) + 1).tolist()}")
+
+
+def main(argv=None, read=input):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--agent", default=DEFAULT_AGENT, help="training run or shipped agent")
+  parser.add_argument("--simulations", type=int, default=200)
+  parser.add_argument("--first", choices=("human", "agent"), default="human")
+  parser.add_argument("--seed", type=int, default=0)
+  args = parser.parse_args(argv)
+
+  env, eval_fn, params = train.load_agent(args.agent)
+  config = mcgs_jax.SearchConfig(num_simulations=args.simulations,
+                                 max_nodes=2 * (args.simulations + 1))
+  search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
+  step = jax.jit(env.step)
+  state = env.init(jax.random.PRNGKey(args.seed), batch_size=1)
+  human = 0 if args.first == "human" else 1
+  rng = jax.random.PRNGKey(args.seed)
+  print(f"{env.id}: you are player {human} ({'X' if human == 0 else 'O'}), "
+        f"the agent searches {args.simulations} simulations per move\n")
+  while not bool(state.terminated[0]):
+    print(render(env, state))
+    if int(state.current_player[0]) == human:
+      action = ask_move(env, state, read)
+      if action is None:
+        print("bye")
+        return
+    else:
+      rng, key = jax.random.split(rng)
+      out = search(params, key, state, env, eval_fn, config)
+      action = int(out.action[0])
+      print(f"agent plays {action + 1} (its value {float(out.root_value[0]):+.2f})")
+    rewards = None
+    state = step(state, np.asarray([action], np.int32))
+    rewards = np.asarray(state.rewards[0])
+  print(render(env, state))
+  if rewards[human] > 0:
+    print("you win")
+  elif rewards[human] < 0:
+    print("the agent wins")
+  else:
+    print("draw")
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])

@@ -1,0 +1,112 @@
+"""Evaluation while training: exact ground truth and the arena.
+
+Every `eval_every` iterations `experiments.train` calls `evaluate_run`, which
+
+* measures the raw policy (argmax of the prior over legal moves) and a
+  fixed-budget search (`eval_simulations`, no root noise) against exact
+  values (`learning.ground_truth`): Connect-4 error rates on Pons' sets,
+  value-keeping move rates for tic-tac-toe, Nim and HSR; columns `policy_*`
+  and `search_*`;
+* saves the network as a snapshot (`DIR/snapshots/iteration_N.msgpack`);
+* with `arena_games > 0`, plays the current agent (search, `arena_simulations`)
+  against the previous snapshot and against the fixed baseline (MCGS with
+  random rollouts, `baseline_simulations`), both colours, random openings,
+  and fits Elo ratings (Bradley-Terry, bootstrap 95% interval) over all
+  arena games so far with the baseline at 0: columns `arena_prev_score`,
+  `arena_baseline_score` (mean score in [0, 1]), `elo`, `elo_low`,
+  `elo_high`.
+"""
+
+import os
+from typing import Any
+
+import flax.serialization
+import jax
+import numpy as np
+
+from learning import agents
+from learning import arena
+from learning import elo
+from learning import ground_truth
+
+BASELINE = "baseline"
+
+
+def snapshot_path(directory: str, iteration: int) -> str:
+  return os.path.join(directory, "snapshots", f"iteration_{iteration:06d}.msgpack")
+
+
+def save_snapshot(directory: str, iteration: int, variables: Any) -> str:
+  path = snapshot_path(directory, iteration)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path + ".tmp", "wb") as f:
+    f.write(flax.serialization.to_bytes(jax.device_get(variables)))
+  os.replace(path + ".tmp", path)
+  return path
+
+
+def load_snapshot(path: str, template: Any) -> Any:
+  with open(path, "rb") as f:
+    return flax.serialization.from_bytes(template, f.read())
+
+
+def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, float]:
+  """Exact figures of the raw policy and of the fixed-budget search."""
+  policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables, name="policy")
+  search = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+                              config=config.search_config(config.eval_simulations, noise=False),
+                              name="search")
+  figures = {}
+  limits = dict(positions_per_set=config.eval_positions)
+  for prefix, agent in (("policy", policy), ("search", search)):
+    try:
+      values = ground_truth.evaluate(env, agent, rng, **limits)
+    except ValueError:
+      return {}   # No ground truth for this env.
+    figures.update({f"{prefix}_{k}": v for k, v in values.items()})
+  return figures
+
+
+def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
+  """The evaluation columns of `run` (an `experiments.train.Run`) at
+  `iteration`; updates `run.arena_records` (saved with the checkpoint)."""
+  config, env, eval_fn = run.config, run.env, run.eval_fn
+  variables = jax.device_get(run.state["variables"])
+  truth_rng, arena_rng = jax.random.split(rng)
+  row = ground_truth_figures(env, eval_fn, variables, truth_rng, config)
+  previous = [r["iteration"] for r in run.rows if "snapshot" in r]
+  save_snapshot(run.directory, iteration, variables)
+  row["snapshot"] = 1
+  if config.arena_games <= 0:
+    return row
+  search_config = config.search_config(config.arena_simulations, noise=False)
+  current = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+                               config=search_config, name=f"iteration {iteration}")
+  baseline = agents.rollout_baseline(env, config.baseline_simulations)
+  records = list(run.arena_records)
+  result = arena.play_games(env, current, baseline, jax.random.fold_in(arena_rng, 0),
+                            config.arena_games)
+  row["arena_baseline_score"] = (result.mean_score + 1) / 2
+  records += [(iteration, BASELINE, (float(s) + 1) / 2) for s in result.scores]
+  if previous:
+    prev_variables = load_snapshot(snapshot_path(run.directory, previous[-1]), variables)
+    prev = agents.SearchAgent(env=env, eval_fn=eval_fn, params=prev_variables,
+                              config=search_config, name=f"iteration {previous[-1]}")
+    result = arena.play_games(env, current, prev, jax.random.fold_in(arena_rng, 1),
+                              config.arena_games)
+    row["arena_prev_score"] = (result.mean_score + 1) / 2
+    records += [(iteration, previous[-1], (float(s) + 1) / 2) for s in result.scores]
+  run.arena_records = records
+  ratings, names = ladder(records)
+  index = names.index(iteration)
+  row.update(elo=float(ratings.elo[index]), elo_low=float(ratings.lower[index]),
+             elo_high=float(ratings.upper[index]))
+  return row
+
+
+def ladder(records) -> tuple[elo.Ratings, list]:
+  """Elo of every player of `records` [(a, b, score of a)], baseline at 0."""
+  names = [BASELINE] + sorted({p for a, b, _ in records for p in (a, b)} - {BASELINE})
+  index = {name: i for i, name in enumerate(names)}
+  games = [(index[a], index[b], s) for a, b, s in records]
+  return elo.fit(games, len(names), reference=0, num_bootstrap=200), names
