@@ -44,9 +44,7 @@ from networks import losses
 
 _play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))
 _add = jax.jit(replay.add)
-_train = jax.jit(trainer.train, static_argnames=(
-    "network", "optimizer", "loss_config", "env", "batch_size", "num_updates", "augment",
-    "mesh"))
+_train = trainer.train   # a loop over jitted steps (see its docstring)
 
 METRICS = "metrics.csv"
 AGENT = "agent.msgpack"
@@ -194,6 +192,8 @@ class Run:
             f"{metrics_path} exists but {self.checkpoints.directory} holds no complete "
             "checkpoint: refusing to start afresh over an earlier run (use a new --out)")
       state, rows, self.arena_records = template, [], []
+      if self.config.warm_start_steps > 0:
+        state = self._warm_start(state)
     else:
       state, meta = self.checkpoints.restore(step, template)
       saved = meta.get("config")
@@ -211,6 +211,24 @@ class Run:
       write_metrics(metrics_path, rows)
     state = self._place(state)
     return state, rows
+
+  def _warm_start(self, state):
+    """Supervised steps on exactly labelled positions before self-play."""
+    from learning import warm_start  # pylint: disable=g-import-not-at-top
+    config = self.config
+    start = time.perf_counter()
+    rng = jax.random.fold_in(state["rng"], -1 % 2**31)
+    labelled = warm_start.labelled_examples(self.env, rng, config.warm_start_positions)
+    count = int(labelled.value.shape[0])
+    buffer = replay.add(replay.init(selfplay.example_like(self.env), count), labelled,
+                        jnp.ones((count,), jnp.bool_))
+    variables, opt_state, metrics = self._train(
+        state["variables"], state["opt_state"], buffer, jax.random.fold_in(rng, 1),
+        num_updates=config.warm_start_steps)
+    seconds = time.perf_counter() - start
+    self.warm_start_row = dict(warm_start_s=seconds, warm_start_positions=count,
+                               warm_start_loss=float(metrics["loss"]))
+    return dict(state, variables=variables, opt_state=opt_state, wall_s=jnp.float32(seconds))
 
   def _place(self, state):
     if self.mesh is None:
@@ -259,6 +277,8 @@ class Run:
         transposition_hits=int(stats.transposition_hits),
         capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),
         selfplay_s=selfplay_s, train_s=train_s)
+    if iteration == 1 and getattr(self, "warm_start_row", None):
+      row.update(self.warm_start_row)
     if config.eval_every and iteration % config.eval_every == 0:
       start = time.perf_counter()
       row.update(self.evaluate(eval_rng, iteration))

@@ -1,11 +1,12 @@
 """Network updates from the replay buffer, data-parallel over local devices.
 
   update(variables, opt_state, examples, weights) -> (variables, opt_state, metrics)
+  train_step(variables, opt_state, buffer, rng) -> (variables, opt_state, metrics)
   train(variables, opt_state, buffer, rng) -> (variables, opt_state, metrics)
 
-`update` is one optax step on a batch of examples; `train` draws
-`num_updates` batches from the replay buffer (uniform, with a random symmetry
-per example where the env has them) and applies them in one `lax.scan`.
+`update` is one optax step on a batch of examples; `train_step` draws the
+batch from the replay buffer (uniform, with a random symmetry per example
+where the env has them) and updates; `train` runs `num_updates` of them.
 
 Data parallelism (`Mesh`): a one-axis mesh named "batch" over the local
 devices. Params, optimizer state and the replay buffer are replicated; the
@@ -17,7 +18,6 @@ On several hosts `jax.distributed.initialize()` first, then the same code:
 """
 
 import dataclasses
-import functools
 from typing import Any
 
 import chex
@@ -135,26 +135,43 @@ def update(variables: dict, opt_state: Any, examples: example_lib.Example,
   return {**new_variables, "params": params}, opt_state, metrics
 
 
+def train_step(variables: dict, opt_state: Any, buffer: replay.ReplayBuffer,
+               rng: chex.PRNGKey, *, network, optimizer, loss_config: LossConfig, env,
+               batch_size: int, augment: bool = True, mesh: Mesh | None = None):
+  """One optimizer step on `batch_size` examples drawn from `buffer` (with a
+  random symmetry each when `augment`). Jittable; returns as `update`."""
+  sample_rng, augment_rng = jax.random.split(rng)
+  examples, weights = replay.sample(buffer, sample_rng, batch_size)
+  if augment:
+    examples = replay.augment(env, augment_rng, examples)
+  return update(variables, opt_state, examples, weights, network=network, optimizer=optimizer,
+                loss_config=loss_config, mesh=mesh)
+
+
+_STATIC = ("network", "optimizer", "loss_config", "env", "batch_size", "augment", "mesh")
+_train_step = jax.jit(train_step, static_argnames=_STATIC)
+
+
 def train(variables: dict, opt_state: Any, buffer: replay.ReplayBuffer, rng: chex.PRNGKey, *,
           network, optimizer, loss_config: LossConfig, env, batch_size: int,
           num_updates: int, augment: bool = True, mesh: Mesh | None = None):
-  """`num_updates` steps, each on `batch_size` examples drawn from `buffer`.
+  """`num_updates` jitted `train_step`s, the i-th with `fold_in(rng, i)`.
+
+  The steps are dispatched from Python rather than run in a `lax.scan`: on
+  XLA's CPU backend the gradient of a convolution inside a compiled loop is
+  about 25x slower than the same step compiled alone (measured: ResNet 4x32,
+  batch 256, 2 s vs 75 ms per step); dispatch costs microseconds.
 
   Returns:
     (variables, opt_state, metrics): metrics are the means over the steps.
   """
-  step = functools.partial(update, network=network, optimizer=optimizer,
-                           loss_config=loss_config, mesh=mesh)
-
-  def body(carry, step_rng):
-    variables, opt_state = carry
-    sample_rng, augment_rng = jax.random.split(step_rng)
-    examples, weights = replay.sample(buffer, sample_rng, batch_size)
-    if augment:
-      examples = replay.augment(env, augment_rng, examples)
-    variables, opt_state, metrics = step(variables, opt_state, examples, weights)
-    return (variables, opt_state), metrics
-
-  (variables, opt_state), metrics = jax.lax.scan(
-      body, (variables, opt_state), jax.random.split(rng, num_updates))
-  return variables, opt_state, jax.tree.map(jnp.mean, metrics)
+  history = []
+  for i in range(num_updates):
+    variables, opt_state, metrics = _train_step(
+        variables, opt_state, buffer, jax.random.fold_in(rng, i), network=network,
+        optimizer=optimizer, loss_config=loss_config, env=env, batch_size=batch_size,
+        augment=augment, mesh=mesh)
+    history.append(metrics)
+  if not history:
+    return variables, opt_state, {}
+  return variables, opt_state, jax.tree.map(lambda *xs: jnp.mean(jnp.stack(xs)), *history)

@@ -1,0 +1,276 @@
+"""Agents: what plays a move for a batch of positions, for evaluation.
+
+An agent maps `(rng, states [B])` to moves int32[B]. Device agents (search,
+raw policy, uniform random) run jitted functions cached by jax per static
+argument: one compile per (env, eval_fn, config) and batch shape, shared by
+every agent with the same ones. Host agents (the exact players) look moves up
+in Python; they are for ground truth and tests, not for speed.
+
+  SearchAgent(env, eval_fn, params, config)   `mcgs_jax.search`, its `out.action`
+  PolicyAgent(eval_fn, params)                argmax of the prior over legal moves
+  RandomAgent()                               a uniformly random legal move
+  ExactAgent(env)                             a value-keeping move of a small game
+                                              (full enumeration, `envs.exhaustive`)
+  Connect4SolverAgent()                       a best move by the exact Connect-4 solver
+  rollout_baseline(env)                       MCGS with one random rollout per leaf,
+                                              800 simulations, no network
+
+Agents are frozen dataclasses compared by identity (`eq=False`): a search or
+policy agent holds network parameters, arrays that have no hashable value.
+"""
+
+import abc
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import mcgs_jax
+from envs import base
+from envs import bits
+from envs import connect4
+from envs import evaluators
+from envs import exhaustive
+
+
+class Agent(abc.ABC):
+  """Plays one move in each position of a batch.
+
+  Attributes:
+    name: a label for tables and ratings.
+  """
+  name: str
+
+  @abc.abstractmethod
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    """Moves for a batch of non-terminated positions.
+
+    Args:
+      rng: a PRNG key.
+      states: a batch of env states [B] (jax or numpy arrays).
+
+    Returns:
+      int32[B] actions, on the host.
+    """
+
+
+@functools.partial(jax.jit, static_argnames=("env", "eval_fn", "config"))
+def _search_actions(params, rng, states, env, eval_fn, config):
+  return mcgs_jax.search(params, rng, states, env, eval_fn, config).action
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SearchAgent(Agent):
+  """`mcgs_jax.search` with a fixed budget; plays `SearchOutput.action`.
+
+  Attributes:
+    env: the env (static jit argument).
+    eval_fn: `(params, rng, state) -> (prior_logits, value)`, hashable.
+    params: the network parameters passed to `eval_fn` (None for none).
+    config: the search's `SearchConfig`.
+    name: a label.
+  """
+  env: Any
+  eval_fn: Any
+  params: Any = None
+  config: mcgs_jax.SearchConfig = mcgs_jax.SearchConfig()
+  name: str = "mcgs"
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    _check_batch(states)
+    return np.asarray(_search_actions(self.params, rng, states, self.env, self.eval_fn,
+                                      self.config), np.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("eval_fn",))
+def _policy_actions(params, rng, states, eval_fn):
+  logits, _ = eval_fn(params, rng, states)
+  masked = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+  return jnp.argmax(masked, axis=-1).astype(jnp.int32)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PolicyAgent(Agent):
+  """The raw network policy: argmax of `eval_fn`'s prior over legal moves
+  (deterministic; ties go to the lowest action).
+
+  Attributes:
+    eval_fn: `(params, rng, state) -> (prior_logits, value)`, hashable.
+    params: the network parameters.
+    name: a label.
+  """
+  eval_fn: Any
+  params: Any = None
+  name: str = "policy"
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    _check_batch(states)
+    return np.asarray(_policy_actions(self.params, rng, states, self.eval_fn), np.int32)
+
+
+@jax.jit
+def _random_actions(rng, legal):
+  return base.random_legal_action(rng, legal)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RandomAgent(Agent):
+  """A uniformly random legal move."""
+  name: str = "random"
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    _check_batch(states)
+    return np.asarray(_random_actions(rng, jnp.asarray(states.legal_action_mask)), np.int32)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ExactAgent(Agent):
+  """A perfect player of a small game: a move whose exact value equals the
+  position's (`envs.exhaustive.game_table`, enumerated once per env on first
+  use; tic-tac-toe takes a few seconds).
+
+  Attributes:
+    env: a game small enough to enumerate (tic-tac-toe, Nim, HSR).
+    randomize: pick uniformly among the value-keeping moves (True), or the
+      lowest such action (False: deterministic).
+    name: a label.
+  """
+  env: Any
+  randomize: bool = True
+  name: str = "exact"
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    """Raises ValueError for a position outside the env's game table
+    (terminal, or not reachable from the initial state)."""
+    _check_batch(states)
+    table = exhaustive.game_table(self.env)
+    move_values = table.move_values[table.rows(states.key)]
+    return _best_moves(move_values, host_rng(rng) if self.randomize else None)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Connect4SolverAgent(Agent):
+  """A best Connect-4 move by the exact solver (`envs.connect4_solver`, Pons'
+  scores: the fastest win, the slowest loss).
+
+  Works from the state's bitboards, so no move string is needed. The cost
+  grows steeply with the empty cells: end games take well under a
+  millisecond, positions with 15-28 stones milliseconds, but openings with
+  under 10 stones can take seconds to minutes per position (see the
+  README's solver table), so use it on positions with enough stones. The
+  solver's 128 MiB table is allocated on first use.
+
+  Attributes:
+    randomize: pick uniformly among the best columns (True), or the lowest
+      (False: deterministic).
+    name: a label.
+  """
+  randomize: bool = False
+  name: str = "solver"
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    _check_batch(states)
+    states = jax.tree.map(np.asarray, states)
+    move_values = np.stack([
+        _solver_move_values(states.position[i], states.mask[i], int(states.ply[i]))
+        for i in range(len(states.ply))])
+    return _best_moves(move_values, host_rng(rng) if self.randomize else None)
+
+
+def rollout_baseline(env: Any, num_simulations: int = 800) -> SearchAgent:
+  """MCGS with one uniformly random rollout per leaf and no network: the
+  fixed opponent that training progress is measured against."""
+  return SearchAgent(env=env, eval_fn=evaluators.rollout_eval(env, num_rollouts=1),
+                     params=None, config=mcgs_jax.SearchConfig(num_simulations=num_simulations),
+                     name=f"mcgs-rollout-{num_simulations}")
+
+
+def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
+  """Pons score after each column of one Connect-4 position, from the side
+  that moves next there (None for a full column), as
+  `envs.connect4.solve_columns` but from bitboards.
+
+  Args:
+    position: uint32[2], the stones of the player to move (stored form).
+    mask: uint32[2], all stones.
+    ply: the number of stones.
+  """
+  # Imported here: numba compiles the solver on first use.
+  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
+  solver = connect4_solver.default_solver()
+  position, mask = bits.to_int(position), bits.to_int(mask)
+  height = connect4.NUM_ROWS
+  scores = []
+  for col in range(connect4.NUM_COLS):
+    if mask & (1 << (col * (height + 1) + height - 1)):
+      scores.append(None)
+      continue
+    child_mask = mask | (mask + (1 << (col * (height + 1))))
+    if connect4.has_four_int(position | (child_mask ^ mask)):
+      # The mover wins with its (ply // 2 + 1)-th stone.
+      scores.append(-(22 - (ply // 2 + 1)))
+    else:
+      scores.append(solver.solve_bits(position ^ mask, child_mask, ply + 1))
+  return scores
+
+
+def _solver_move_values(position, mask, ply) -> np.ndarray:
+  """f64[7]: each column's score for the player to move, -inf when full."""
+  return np.array([-np.inf if s is None else -float(s)
+                   for s in solver_column_scores(position, mask, ply)])
+
+
+def _best_moves(move_values: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+  """int32[B]: a move of maximal value per row of f64[B, A] (-inf: illegal);
+  uniformly among ties with `rng`, else the lowest."""
+  best = move_values >= move_values.max(axis=1, keepdims=True) - 1e-9
+  if rng is None:
+    return np.argmax(best, axis=1).astype(np.int32)
+  # A random key per move; the largest among the best moves wins.
+  draws = np.where(best, rng.random(best.shape), -1.0)
+  return np.argmax(draws, axis=1).astype(np.int32)
+
+
+def host_rng(rng: jax.Array) -> np.random.Generator:
+  """A numpy generator seeded from a jax PRNG key (for host-side choices)."""
+  return np.random.default_rng(np.asarray(jax.random.bits(rng, (4,), jnp.uint32)).tolist())
+
+
+def _check_batch(states: Any) -> None:
+  if base.batch_ndim(states) != 1:
+    raise ValueError(f"agents act on a batch of states [B], got `ply` of shape "
+                     f"{np.shape(states.ply)}")
+
+
+def act_in_chunks(agent: Agent, rng: jax.Array, states: Any, chunk_size: int) -> np.ndarray:
+  """The agent's moves for M positions, `chunk_size` at a time.
+
+  Every chunk is padded to `chunk_size` (the last position repeated), so one
+  compile serves all chunks: of a jitted agent, and of the jnp ops behind
+  state properties (keys, legal masks) that host agents read.
+
+  Args:
+    agent: the agent.
+    rng: a PRNG key (folded with the chunk index).
+    states: a batch of states [M] (numpy or jax arrays), M >= 1.
+    chunk_size: positions per call.
+
+  Returns:
+    int32[M] actions.
+  """
+  if chunk_size < 1:
+    raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+  count = int(np.shape(states.ply)[0])
+  if count == 0:
+    return np.zeros((0,), np.int32)
+  actions = []
+  for chunk, start in enumerate(range(0, count, chunk_size)):
+    size = min(chunk_size, count - start)
+    index = start + np.minimum(np.arange(chunk_size), size - 1)
+    # Gathered on the host: a device gather would compile once per count M.
+    part = jax.tree.map(lambda x, index=index: np.asarray(x)[index], states)
+    actions.append(np.asarray(agent.act(jax.random.fold_in(rng, chunk), part))[:size])
+  return np.concatenate(actions).astype(np.int32)

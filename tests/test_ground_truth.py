@@ -1,0 +1,189 @@
+"""Ground truth for training: exact move values of small games, Connect-4
+error rates on Pons' sets, and the agents they are measured on."""
+
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+import envs
+import mcgs_jax
+from envs import connect4
+from envs import exhaustive
+from envs import nim
+from experiments import connect4_accuracy
+from experiments import pons_data
+from learning import agents
+from learning import ground_truth
+
+RNG = jax.random.PRNGKey(0)
+TTT = envs.make("tictactoe")
+NIM_3_20 = envs.make("nim:3,20")
+
+
+class _LowestMoveSpy(agents.Agent):
+  """Plays the lowest legal action (a host agent) and records the piles it saw."""
+  name = "spy"
+
+  def __init__(self):
+    self.seen_piles = []
+
+  def act(self, rng, states):
+    del rng
+    self.seen_piles.append(np.asarray(states.piles)[:, 0])
+    return np.argmax(np.asarray(states.legal_action_mask), axis=1).astype(np.int32)
+
+
+def _needs_pons_data():
+  if not pons_data.path("L3_R1", columns=True).exists():
+    pytest.skip("../shared/data/connect4 not found")
+
+
+# ----------------------------------------------------------------- the table
+
+
+def test_nim_table_matches_the_closed_form_for_every_position_and_move():
+  env = envs.make("nim-piles:2,3,4")
+  table = exhaustive.game_table(env)
+  # Every pile configuration but the empty one is a reachable non-terminal position.
+  assert len(table) == 3 * 4 * 5 - 1
+  for row in range(len(table)):
+    piles = tuple(int(p) for p in table.states.piles[row])
+    assert table.values[row] == (-1.0 if nim.lost_for_mover(env, piles) else 1.0)
+    for action in range(env.num_actions):
+      pile, take = divmod(action, env.take_limit)
+      if take + 1 > piles[pile]:
+        assert table.move_values[row, action] == -np.inf
+        continue
+      after = list(piles)
+      after[pile] -= take + 1
+      # The move wins iff it leaves the opponent lost (or takes the last stone).
+      wins = sum(after) == 0 or nim.lost_for_mover(env, after)
+      assert table.move_values[row, action] == (1.0 if wins else -1.0)
+
+
+def test_table_rows_refuse_unknown_positions():
+  table = exhaustive.game_table(TTT)
+  won = envs.stack([envs.tictactoe.from_moves([0, 3, 1, 4, 2])])   # X has the top row
+  with pytest.raises(ValueError, match="not in the table"):
+    table.rows(won.key)
+
+
+# ---------------------------------------------------------------- small games
+
+
+def test_perfect_tictactoe_player_keeps_every_value():
+  figures = ground_truth.evaluate(TTT, agents.ExactAgent(TTT), RNG)
+  assert figures == {"keeps_value": 1.0, "wins_kept": 1.0, "critical_kept": 1.0,
+                     "draws_kept": 1.0}
+
+
+def test_random_tictactoe_player_loses_value():
+  figures = ground_truth.evaluate(TTT, agents.RandomAgent(), RNG)
+  table = exhaustive.game_table(TTT)
+  lost_share = np.mean(table.values < 0)
+  # Lost positions are kept by any move; elsewhere random play often blunders.
+  assert lost_share < figures["keeps_value"] < 0.8
+  assert figures["critical_kept"] < figures["keeps_value"]
+  assert 0.0 < figures["wins_kept"] < 0.8 and 0.0 < figures["draws_kept"] < 0.8
+
+
+def test_lowest_move_policy_scores_exactly_on_subtraction_nim():
+  # Uniform logits: the policy takes one stone. From n stones (n = 1..20) that
+  # keeps the value where n % 4 == 0 (lost anyway) or n % 4 == 1 (wins);
+  # with one stone left no move loses value, so 14 positions are critical.
+  policy = agents.PolicyAgent(envs.uniform_eval(NIM_3_20))
+  figures = ground_truth.evaluate(NIM_3_20, policy, RNG, chunk_size=8)
+  assert figures == pytest.approx({"keeps_value": 10 / 20, "wins_kept": 5 / 15,
+                                   "critical_kept": 4 / 14})
+
+
+def test_max_positions_takes_a_random_subset():
+  spy = _LowestMoveSpy()
+  figures = ground_truth.evaluate(NIM_3_20, spy, RNG, max_positions=7, chunk_size=7)
+  seen = np.concatenate(spy.seen_piles)
+  assert len(seen) == 7 and len(set(seen.tolist())) == 7
+  # The same rule as the policy above, on the positions actually seen.
+  kept = (seen % 4 == 0) | (seen % 4 == 1)
+  assert figures["keeps_value"] == pytest.approx(kept.mean())
+
+
+def test_search_with_the_exact_nim_evaluator_keeps_every_value():
+  search = agents.SearchAgent(NIM_3_20, nim.ExactEval(NIM_3_20), None,
+                              mcgs_jax.SearchConfig(num_simulations=16))
+  assert ground_truth.evaluate(NIM_3_20, search, RNG, chunk_size=32)["keeps_value"] == 1.0
+  classic = envs.make("nim")
+  figures = ground_truth.evaluate(classic, agents.ExactAgent(classic), RNG)
+  assert figures == {"keeps_value": 1.0, "wins_kept": 1.0, "critical_kept": 1.0}
+
+
+def test_bad_requests_are_refused():
+  with pytest.raises(ValueError, match="no ground truth"):
+    ground_truth.evaluate(object(), agents.RandomAgent(), RNG)
+  with pytest.raises(ValueError, match="max_positions"):
+    ground_truth.evaluate(NIM_3_20, agents.RandomAgent(), RNG, max_positions=0)
+  with pytest.raises(ValueError, match="unknown Pons set"):
+    ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L9_R9",))
+  with pytest.raises(ValueError, match="batch"):
+    agents.RandomAgent().act(RNG, NIM_3_20.init(RNG))
+
+
+# ------------------------------------------------------------------ Connect-4
+
+
+def test_solver_agent_column_scores_match_the_move_string_solver():
+  # Positions with many stones (early ones take the solver seconds to minutes):
+  # immediate wins and full columns, a board-filling last move, mid-game.
+  for moves in ["27431475612667316366545723354545", "47242475664542215415773721663562671133533",
+                "2252576253462244111563365343671351441", "5554224333234511764415115"]:
+    state = connect4.from_moves(moves)
+    scores = agents.solver_column_scores(state.position, state.mask, int(state.ply))
+    assert scores == connect4.solve_columns(moves)
+
+
+def test_solver_agent_makes_no_error_and_random_play_does():
+  _needs_pons_data()
+  solver = ground_truth.evaluate(envs.make("connect4"), agents.Connect4SolverAgent(), RNG,
+                                 c4_sets=("L3_R1", "L2_R1"), positions_per_set=10)
+  assert solver == {"c4_error_L3_R1": 0.0, "c4_error_L2_R1": 0.0}
+  random = ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L3_R1",),
+                                             positions_per_set=50)
+  assert random["c4_error_L3_R1"] > 0.1
+
+
+def test_connect4_error_is_one_minus_the_benchmarks_preserving_rate():
+  _needs_pons_data()
+  # Uniform logits: the raw policy plays the leftmost free column.
+  policy = agents.PolicyAgent(envs.uniform_eval(envs.make("connect4")))
+  figures = ground_truth.connect4_error_rates(policy, RNG, sets=("Test_L2_R1",),
+                                              positions_per_set=40, chunk_size=16)
+  positions = connect4_accuracy.load_set("L2_R1", 40)
+  leftmost = [next(c for c, v in enumerate(p.column_scores) if v is not None)
+              for p in positions]
+  expected = connect4_accuracy.score_moves(positions, np.array(leftmost))
+  assert figures["c4_error_L2_R1"] == pytest.approx(1.0 - expected["preserving"], abs=1e-4)
+  assert 0.0 < figures["c4_error_L2_R1"] < 1.0
+
+
+def test_missing_connect4_sets_are_skipped_with_a_warning(tmp_path, monkeypatch):
+  monkeypatch.setattr(pons_data, "DATA_DIR", tmp_path)
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    figures = ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L3_R1",))
+  assert figures == {}
+  assert any("L3_R1 skipped" in str(w.message) for w in caught)
+
+
+@pytest.mark.slow
+def test_search_agent_error_rate_on_end_games():
+  _needs_pons_data()
+  c4 = envs.make("connect4")
+  search = agents.rollout_baseline(c4, num_simulations=200)
+  figures = ground_truth.evaluate(c4, search, RNG, c4_sets=("L3_R1",), positions_per_set=48,
+                                  chunk_size=16)
+  random = ground_truth.evaluate(c4, agents.RandomAgent(), RNG, c4_sets=("L3_R1",),
+                                 positions_per_set=48, chunk_size=16)
+  # End games: 200 simulations with rollouts keep the outcome in nearly all
+  # of them (all 48 here), random play misses it in about one in five.
+  assert figures["c4_error_L3_R1"] <= 0.1 and random["c4_error_L3_R1"] >= 0.15
