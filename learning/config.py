@@ -162,7 +162,7 @@ _DEFAULTS = {
                      temperature_moves=8, batch_size=256, updates_per_iteration=32,
                      replay_capacity=100_000, min_replay=4096, learning_rate=1e-3,
                      eval_every=10, eval_simulations=200, eval_positions=100,
-                     dirichlet_alpha=0.5),
+                     dirichlet_alpha=0.5, node_factor=3.0),
     "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]}, simulations=32,
                 games=64, moves_per_iteration=8, temperature_moves=4),
     "nim:3,20": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},

@@ -150,3 +150,23 @@ def test_sigkill_resume(tmp_path):
   subprocess.run(_cli(straight, config_file, iterations), cwd=ROOT, env=env, check=True,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   assert (killed / train.AGENT).read_bytes() == (straight / train.AGENT).read_bytes()
+
+
+def test_evaluation_columns_and_plots(tmp_path):
+  """Evaluation every iteration: exact figures of policy and search, a
+  snapshot, arena scores and an Elo ladder with the baseline at 0."""
+  config = _config(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
+                   baseline_simulations=4)
+  _, rows = _run(tmp_path, config, 2)
+  first, second = rows
+  for row in rows:
+    for column in ("policy_keeps_value", "search_keeps_value", "arena_baseline_score", "elo"):
+      assert 0 <= row[column] <= 1 or column == "elo", (column, row[column])
+    assert row["elo_low"] <= row["elo"] <= row["elo_high"]
+  assert "arena_prev_score" not in first and 0 <= second["arena_prev_score"] <= 1
+  assert sorted(os.listdir(tmp_path / "snapshots")) == [
+      "iteration_000001.msgpack", "iteration_000002.msgpack"]
+  from learning import plots
+  written = plots.plot_run(str(tmp_path))
+  assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png"]
+  assert all(os.path.getsize(p) > 1000 for p in written)
