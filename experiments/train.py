@@ -32,6 +32,7 @@ import flax.serialization
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 import envs
 import networks
@@ -52,9 +53,11 @@ CONFIG = "config.json"
 
 
 @functools.lru_cache(maxsize=None)
-def _optimizer(learning_rate, weight_decay, kind):
+def _optimizer(learning_rate, weight_decay, kind, decay_updates=0):
   # Cached: equal settings give the same (hashable) optimizer, so the jitted
   # update is compiled once per process.
+  if decay_updates > 0:
+    learning_rate = optax.cosine_decay_schedule(learning_rate, decay_updates, alpha=0.1)
   return losses.make_optimizer(learning_rate, weight_decay, kind=kind)
 
 
@@ -135,7 +138,8 @@ class Run:
         raise ValueError(f"{name}={getattr(config, name)} must be a multiple of the "
                          f"{devices} devices")
     self.mesh = trainer.make_mesh() if devices > 1 else None
-    self.optimizer = _optimizer(config.learning_rate, config.weight_decay, config.optimizer)
+    self.optimizer = _optimizer(config.learning_rate, config.weight_decay, config.optimizer,
+                                config.decay_updates)
     self.progress = progress
     self.tensorboard = tensorboard
     self._compile()
@@ -161,7 +165,7 @@ class Run:
   def _write_config(self):
     path = os.path.join(self.directory, CONFIG)
     if os.path.exists(path):
-      if config_lib.load_json(path) != self.config.to_json():
+      if config_lib.TrainConfig.from_json(config_lib.load_json(path)) != self.config:
         raise checkpoint_lib.CheckpointError(
             f"{path} holds another config than this run's: use a new directory")
       return
@@ -197,7 +201,8 @@ class Run:
     else:
       state, meta = self.checkpoints.restore(step, template)
       saved = meta.get("config")
-      if saved != self.config.to_json():
+      # Compared as configs: a field added since (with its default) still matches.
+      if not isinstance(saved, dict) or config_lib.TrainConfig.from_json(saved) != self.config:
         raise checkpoint_lib.CheckpointError(
             f"checkpoint {self.checkpoints.directory}/{step} was written with another config")
       rows = meta.get("rows", [])

@@ -38,12 +38,17 @@ class TrainConfig:
     dirichlet_fraction, dirichlet_alpha: root noise in self-play.
     temperature_moves: moves drawn from the visit distribution (T = 1) at the
       start of each game; argmax afterwards.
+    outcome_weight: value target = w * outcome + (1 - w) * search value
+      (`SelfPlayConfig.outcome_weight`).
     replay_capacity: examples kept.
     batch_size: examples per update (a multiple of the device count).
     updates_per_iteration: optimizer steps per iteration.
     min_replay: no update before the buffer holds this many examples.
     learning_rate, weight_decay, optimizer ('adam' | 'sgd'), loss
       ('alphazero' | 'kl'): the optimisation.
+    decay_updates: with > 0 the learning rate follows a cosine from
+      `learning_rate` down to a tenth of it over this many updates, then
+      stays there; 0 keeps it constant.
     augment: random symmetry per sampled example (where the env has them).
     eval_every: evaluate every this many iterations (0: never).
     eval_simulations: simulations of the searched-move evaluation.
@@ -71,11 +76,13 @@ class TrainConfig:
   dirichlet_fraction: float = 0.25
   dirichlet_alpha: float = 0.5
   temperature_moves: int = 4
+  outcome_weight: float = 1.0
   replay_capacity: int = 20_000
   batch_size: int = 256
   updates_per_iteration: int = 16
   min_replay: int = 256
   learning_rate: float = 1e-3
+  decay_updates: int = 0
   weight_decay: float = 1e-4
   optimizer: str = "adam"
   loss: str = "alphazero"
@@ -117,7 +124,8 @@ class TrainConfig:
   def selfplay_config(self) -> selfplay.SelfPlayConfig:
     return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=self.reuse_graph,
                                    temperature=1.0, temperature_moves=self.temperature_moves,
-                                   final_temperature=0.0)
+                                   final_temperature=0.0,
+                                   outcome_weight=self.outcome_weight)
 
   def network_options(self) -> dict[str, Any]:
     return dict(self.network_kwargs)

@@ -48,14 +48,22 @@ class SelfPlayConfig:
       and with `final_temperature` afterwards; T = 0 plays the argmax of pi.
     temperature_moves: see `temperature`.
     final_temperature: see `temperature`.
+    outcome_weight: the value target is outcome_weight * z + (1 -
+      outcome_weight) * v, z the game's final outcome and v the search's root
+      value at the position (both from the mover's view). 1 (default) is
+      AlphaZero's z; lower values bootstrap from the search, which is less
+      noisy when moves are drawn with a temperature late into the game.
   """
   search: mcgs_jax.SearchConfig = mcgs_jax.SearchConfig(num_simulations=64)
   reuse_graph: bool = True
   temperature: float = 1.0
   temperature_moves: int = 10
   final_temperature: float = 0.0
+  outcome_weight: float = 1.0
 
   def __post_init__(self):
+    if not 0 <= self.outcome_weight <= 1:
+      raise ValueError(f"outcome_weight must be in [0, 1], got {self.outcome_weight}")
     if self.temperature < 0 or self.final_temperature < 0 or self.temperature_moves < 0:
       raise ValueError("temperatures and temperature_moves must be >= 0")
     if self.search.visit_temperature != 0:
@@ -76,6 +84,7 @@ class MoveRecord:
   legal_action_mask: chex.Array
   policy: chex.Array       # f32[A], the search policy at the position
   player: chex.Array       # int32, the player to move
+  root_value: chex.Array   # f32, the search's value of the position (mover's view)
   rewards: chex.Array      # f32[P], the rewards of the move
   done: chex.Array         # bool, the move ended the game
   filled: chex.Array       # bool, a real move (False: the empty window at start)
@@ -113,11 +122,12 @@ class SelfPlayStats:
   outcome_sum: chex.Array       # f32: sum of player 0's final rewards (finished games)
 
 
-def _record(env, state, policy, next_state, filled) -> MoveRecord:
+def _record(env, state, policy, root_value, next_state, filled) -> MoveRecord:
   return MoveRecord(
       observation=env.observe(state),
       legal_action_mask=state.legal_action_mask,
       policy=policy,
+      root_value=root_value.astype(jnp.float32),
       player=state.current_player.astype(jnp.int32),
       rewards=next_state.rewards.astype(jnp.float32),
       done=next_state.terminated,
@@ -130,7 +140,8 @@ def init(rng: chex.PRNGKey, env: Any, batch_size: int) -> SelfPlayState:
   state = env.init(rng, batch_size=batch_size)
   num_actions = env.num_actions
   empty_policy = jnp.zeros((batch_size, num_actions), jnp.float32)
-  blank = _record(env, state, empty_policy, state, jnp.zeros((batch_size,), jnp.bool_))
+  blank = _record(env, state, empty_policy, jnp.zeros((batch_size,), jnp.float32), state,
+                  jnp.zeros((batch_size,), jnp.bool_))
   history = jax.tree.map(
       lambda x: jnp.zeros((env.max_game_length,) + x.shape, x.dtype), blank)
   return SelfPlayState(env_state=state, move_number=jnp.zeros((batch_size,), jnp.int32),
@@ -216,7 +227,8 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])
     action = _draw_action(action_rng, policy, config.temperature_at(move_number))
     next_state = env.step(env_state, action)
-    record = _record(env, env_state, policy, next_state, jnp.ones((batch,), jnp.bool_))
+    record = _record(env, env_state, policy, out.root_value, next_state,
+                     jnp.ones((batch,), jnp.bool_))
     done = next_state.terminated
     fresh = env.init(reset_rng, batch_size=batch)
     env_state = jax.tree.map(
@@ -249,6 +261,9 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
   window = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), state.history, records)
   values, known = _outcomes(window)
   valid = window.filled & known & ~window.emitted
+  if config.outcome_weight < 1:
+    values = (config.outcome_weight * values
+              + (1 - config.outcome_weight) * window.root_value)
   examples = example_lib.Example(
       observation=window.observation, legal_action_mask=window.legal_action_mask,
       policy=window.policy, player=window.player, value=values)
