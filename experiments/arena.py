@@ -1,0 +1,172 @@
+"""Elo ladder of a training run: its snapshots against fixed baselines.
+
+  python -m experiments.arena --run runs/connect4 --games 64
+  python -m experiments.arena --run runs/connect4 --solver --opening-plies 12
+
+Every evaluation snapshot of the run (`DIR/snapshots/`, at most `--snapshots`
+of them, evenly spaced, the latest included) plays `--games` games (half with
+each colour, random openings of `--opening-plies` moves) against the random-
+rollout MCGS baseline (`--baseline-simulations`), against the previous
+snapshot of the ladder, and with `--solver` (Connect-4) against the exact
+solver. Agents search `--simulations` simulations per move with their network.
+Bradley-Terry Elo with bootstrap 95% intervals, the baseline at 0.
+
+Resumable: each finished pairing is appended to `DIR/arena/games.csv` and
+skipped when the command runs again. Writes `DIR/arena/elo.csv` and
+`DIR/plots/elo.png`.
+"""
+
+import argparse
+import csv
+import os
+import re
+import sys
+
+import jax
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+BASELINE = "rollout"
+SOLVER = "solver"
+FIELDS = ("a", "b", "game", "score")
+
+
+def snapshots(directory: str) -> list[int]:
+  """Iterations with a snapshot, ascending."""
+  folder = os.path.join(directory, "snapshots")
+  if not os.path.isdir(folder):
+    return []
+  found = [re.fullmatch(r"iteration_(\d+)\.msgpack", name) for name in os.listdir(folder)]
+  return sorted(int(m.group(1)) for m in found if m)
+
+
+def spaced(items: list[int], count: int) -> list[int]:
+  """At most `count` of `items`, evenly spaced, first and last included."""
+  if len(items) <= count:
+    return items
+  index = np.unique(np.round(np.linspace(0, len(items) - 1, count)).astype(int))
+  return [items[i] for i in index]
+
+
+def read_games(path: str) -> list[dict]:
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return [dict(r, game=int(r["game"]), score=float(r["score"])) for r in csv.DictReader(f)]
+
+
+def append_games(path: str, rows: list[dict]) -> None:
+  new = not os.path.exists(path)
+  with open(path, "a", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=FIELDS)
+    if new:
+      writer.writeheader()
+    writer.writerows(rows)
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--run", required=True, help="training run directory")
+  parser.add_argument("--games", type=int, default=64, help="games per pairing (even)")
+  parser.add_argument("--snapshots", type=int, default=6)
+  parser.add_argument("--simulations", type=int, default=200)
+  parser.add_argument("--baseline-simulations", type=int, default=800)
+  parser.add_argument("--opening-plies", type=int, default=2)
+  parser.add_argument("--solver", action="store_true", help="also play the exact solver "
+                      "(Connect-4; use --opening-plies >= 10: early positions are slow to solve)")
+  parser.add_argument("--seed", type=int, default=0)
+  args = parser.parse_args(argv)
+
+  env, eval_fn, params = train.load_agent(args.run)
+  config = config_lib.TrainConfig.from_json(
+      config_lib.load_json(os.path.join(args.run, train.CONFIG)))
+  search_config = config.search_config(args.simulations, noise=False)
+  ladder = spaced(snapshots(args.run), args.snapshots)
+  if not ladder:
+    raise SystemExit(f"{args.run} has no snapshots (they are written at each evaluation)")
+  out = os.path.join(args.run, "arena")
+  os.makedirs(out, exist_ok=True)
+  games_path = os.path.join(out, "games.csv")
+  done = {(r["a"], r["b"]) for r in read_games(games_path)}
+
+  def snapshot_agent(iteration):
+    variables = evaluation.load_snapshot(evaluation.snapshot_path(args.run, iteration), params)
+    return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables, config=search_config,
+                              name=str(iteration))
+
+  baseline = agents.rollout_baseline(env, args.baseline_simulations)
+  opponents = [(BASELINE, baseline)]
+  if args.solver:
+    opponents.append((SOLVER, agents.Connect4SolverAgent(randomize=True)))
+  rng = jax.random.PRNGKey(args.seed)
+  for index, iteration in enumerate(ladder):
+    pairings = [(name, agent) for name, agent in opponents]
+    if index > 0:
+      pairings.append((str(ladder[index - 1]), None))
+    for name, opponent in pairings:
+      key = (str(iteration), name)
+      if key in done:
+        continue
+      opponent = opponent or snapshot_agent(int(name))
+      # The same openings for every pairing (one rng per opening set).
+      result = arena_lib.play_games(env, snapshot_agent(iteration), opponent, rng, args.games,
+                                    opening_plies=args.opening_plies)
+      rows = [dict(a=str(iteration), b=name, game=g, score=(float(s) + 1) / 2)
+              for g, s in enumerate(result.scores)]
+      append_games(games_path, rows)
+      print(f"iteration {iteration} vs {name}: {result.wins}-{result.draws}-{result.losses}",
+            flush=True)
+  write_ratings(args.run, read_games(games_path))
+
+
+def write_ratings(directory: str, games: list[dict]) -> list[dict]:
+  """Fits the ladder, writes DIR/arena/elo.csv and DIR/plots/elo.png."""
+  names = [BASELINE] + sorted({p for g in games for p in (g["a"], g["b"])} - {BASELINE},
+                              key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n))
+  index = {n: i for i, n in enumerate(names)}
+  records = [(index[g["a"]], index[g["b"]], g["score"]) for g in games]
+  ratings = elo.fit(records, len(names), reference=0)
+  rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
+               elo_low=round(float(ratings.lower[i]), 1),
+               elo_high=round(float(ratings.upper[i]), 1),
+               games=sum(1 for r in records if i in r[:2])) for i, n in enumerate(names)]
+  with open(os.path.join(directory, "arena", "elo.csv"), "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  print(ratings.table(names))
+  snaps = [r for r in rows if r["player"].isdigit()]
+  if snaps:
+    os.makedirs(os.path.join(directory, "plots"), exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [int(r["player"]) for r in snaps]
+    ax.errorbar(xs, [r["elo"] for r in snaps],
+                yerr=[[r["elo"] - r["elo_low"] for r in snaps],
+                      [r["elo_high"] - r["elo"] for r in snaps]], marker="o", capsize=3)
+    for r in rows:
+      if not r["player"].isdigit():
+        ax.axhline(r["elo"], linestyle="--", color="gray")
+        ax.annotate(r["player"], (xs[0], r["elo"]), fontsize="small")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("Elo (rollout baseline = 0)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "plots", "elo.png"), dpi=100)
+    plt.close(fig)
+  return rows
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])
