@@ -11,7 +11,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,tensorboard]"
 	touch $(STAMP)
 
 $(BENCH_STAMP): $(STAMP)

@@ -178,7 +178,7 @@ class Run:
     rng = jax.random.PRNGKey(config.seed)
     net_rng, games_rng = jax.random.split(jax.random.fold_in(rng, 0))
     variables = init_variables(self.network, self.env, net_rng)
-    games = selfplay.init(games_rng, self.env, config.games)
+    games = selfplay.init(games_rng, self.env, config.games, config.opening_plies)
     example = selfplay.example_like(self.env)
     return dict(
         iteration=jnp.int32(0), rng=rng, variables=variables,

@@ -38,6 +38,8 @@ class TrainConfig:
     dirichlet_fraction, dirichlet_alpha: root noise in self-play.
     temperature_moves: moves drawn from the visit distribution (T = 1) at the
       start of each game; argmax afterwards.
+    opening_plies: new self-play games start after 0..opening_plies random
+      moves (`SelfPlayConfig.opening_plies`).
     outcome_weight: value target = w * outcome + (1 - w) * search value
       (`SelfPlayConfig.outcome_weight`).
     replay_capacity: examples kept.
@@ -77,6 +79,7 @@ class TrainConfig:
   dirichlet_alpha: float = 0.5
   temperature_moves: int = 4
   outcome_weight: float = 1.0
+  opening_plies: int = 0
   replay_capacity: int = 20_000
   batch_size: int = 256
   updates_per_iteration: int = 16
@@ -125,7 +128,8 @@ class TrainConfig:
     return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=self.reuse_graph,
                                    temperature=1.0, temperature_moves=self.temperature_moves,
                                    final_temperature=0.0,
-                                   outcome_weight=self.outcome_weight)
+                                   outcome_weight=self.outcome_weight,
+                                   opening_plies=self.opening_plies)
 
   def network_options(self) -> dict[str, Any]:
     return dict(self.network_kwargs)
@@ -161,22 +165,27 @@ def replace(config: TrainConfig, **changes) -> TrainConfig:
 # Defaults per env: small, fast settings that reach the README's targets on
 # two CPU cores. Anything not listed takes TrainConfig's defaults.
 _DEFAULTS = {
-    "tictactoe": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
-                      simulations=32, games=64, moves_per_iteration=9,
-                      temperature_moves=4, batch_size=256, updates_per_iteration=16,
-                      replay_capacity=20_000, eval_every=5),
+    "tictactoe": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
+                      simulations=64, games=128, moves_per_iteration=9,
+                      temperature_moves=9, opening_plies=4, batch_size=256,
+                      updates_per_iteration=32, replay_capacity=40_000,
+                      decay_updates=12800, eval_every=10),
     "connect4": dict(network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
                      simulations=64, games=128, moves_per_iteration=14,
                      temperature_moves=8, batch_size=256, updates_per_iteration=32,
                      replay_capacity=100_000, min_replay=4096, learning_rate=1e-3,
                      eval_every=10, eval_simulations=200, eval_positions=100,
                      dirichlet_alpha=0.5, node_factor=3.0),
-    "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]}, simulations=32,
-                games=64, moves_per_iteration=8, temperature_moves=4),
+    "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
+                simulations=64, games=128, moves_per_iteration=16, temperature_moves=16,
+                opening_plies=4, updates_per_iteration=32, replay_capacity=40_000,
+                decay_updates=9600, eval_every=10),
     "nim:3,20": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
                      simulations=32, games=64, moves_per_iteration=10, temperature_moves=4),
-    "hsr:4,4,16": dict(network="mlp", network_kwargs={"hidden_sizes": [64, 64]},
-                       simulations=32, games=64, moves_per_iteration=8, temperature_moves=4),
+    "hsr:4,4,16": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
+                       simulations=64, games=128, moves_per_iteration=8, temperature_moves=8,
+                       opening_plies=2, updates_per_iteration=32, replay_capacity=40_000,
+                       decay_updates=6400, eval_every=10),
 }
 
 

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 
 import mcgs_jax
+from envs import base
 from learning import example as example_lib
 
 
@@ -48,6 +49,10 @@ class SelfPlayConfig:
       and with `final_temperature` afterwards; T = 0 plays the argmax of pi.
     temperature_moves: see `temperature`.
     final_temperature: see `temperature`.
+    opening_plies: a new game starts after k uniformly random moves, k drawn
+      from 0..opening_plies per game (positions never seen by the search
+      are not recorded); widens the positions self-play visits. 0 (default)
+      starts every game from the initial position.
     outcome_weight: the value target is outcome_weight * z + (1 -
       outcome_weight) * v, z the game's final outcome and v the search's root
       value at the position (both from the mover's view). 1 (default) is
@@ -60,8 +65,11 @@ class SelfPlayConfig:
   temperature_moves: int = 10
   final_temperature: float = 0.0
   outcome_weight: float = 1.0
+  opening_plies: int = 0
 
   def __post_init__(self):
+    if self.opening_plies < 0:
+      raise ValueError(f"opening_plies must be >= 0, got {self.opening_plies}")
     if not 0 <= self.outcome_weight <= 1:
       raise ValueError(f"outcome_weight must be in [0, 1], got {self.outcome_weight}")
     if self.temperature < 0 or self.final_temperature < 0 or self.temperature_moves < 0:
@@ -135,9 +143,34 @@ def _record(env, state, policy, root_value, next_state, filled) -> MoveRecord:
       emitted=jnp.zeros_like(filled))
 
 
-def init(rng: chex.PRNGKey, env: Any, batch_size: int) -> SelfPlayState:
-  """B fresh games and an empty history window."""
-  state = env.init(rng, batch_size=batch_size)
+def new_games(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -> Any:
+  """B initial states, each after k ~ U{0..opening_plies} random legal moves
+  (a game that random play ends is restarted from the initial position)."""
+  init_rng, count_rng, moves_rng = jax.random.split(rng, 3)
+  initial = env.init(init_rng, batch_size=batch_size)
+  if opening_plies == 0:
+    return initial
+  plies = jax.random.randint(count_rng, (batch_size,), 0, opening_plies + 1)
+  state = initial
+  for ply in range(opening_plies):
+    action = base.random_legal_action(jax.random.fold_in(moves_rng, ply),
+                                      state.legal_action_mask)
+    moved = env.step(state, action)
+    play = (ply < plies) & ~state.terminated
+    state = _where(play, moved, state)
+  return _where(state.terminated, initial, state)
+
+
+def _where(condition, a, b):
+  """Per game: `a` where condition [B], else `b`."""
+  return jax.tree.map(
+      lambda x, y: jnp.where(condition.reshape(condition.shape + (1,) * (x.ndim - 1)), x, y),
+      a, b)
+
+
+def init(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -> SelfPlayState:
+  """B new games (see `new_games`) and an empty history window."""
+  state = new_games(rng, env, batch_size, opening_plies)
   num_actions = env.num_actions
   empty_policy = jnp.zeros((batch_size, num_actions), jnp.float32)
   blank = _record(env, state, empty_policy, jnp.zeros((batch_size,), jnp.float32), state,
@@ -230,10 +263,8 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     record = _record(env, env_state, policy, out.root_value, next_state,
                      jnp.ones((batch,), jnp.bool_))
     done = next_state.terminated
-    fresh = env.init(reset_rng, batch_size=batch)
-    env_state = jax.tree.map(
-        lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b),
-        fresh, next_state)
+    fresh = new_games(reset_rng, env, batch, config.opening_plies)
+    env_state = _where(done, fresh, next_state)
     move_number = jnp.where(done, 0, move_number + 1)
     if config.reuse_graph:
       graph = mcgs_jax.reroot(params, reroot_rng, graph, action, env_state, env, eval_fn,

@@ -103,3 +103,18 @@ def test_search_modes_run(search):
   del env
   assert int(state.moves_played) == 2 * 4 * 3
   assert sum(int(stats.nn_evals) for _, _, stats in outputs) > 0
+
+
+def test_random_openings():
+  env = envs.make("tictactoe")
+  states = selfplay.new_games(jax.random.PRNGKey(0), env, 256, opening_plies=3)
+  plies = np.asarray(states.ply)
+  assert set(np.unique(plies)) == {0, 1, 2, 3}
+  assert not np.any(np.asarray(states.terminated))
+  # Every stone was placed by a legal alternating move: X has ceil(ply/2) marks.
+  obs = np.asarray(env.observe(states)).reshape(256, 9, 2)
+  mover, other = obs[..., 0].sum(1), obs[..., 1].sum(1)
+  np.testing.assert_array_equal(mover + other, plies)
+  np.testing.assert_array_equal(other - mover, plies % 2)
+  with pytest.raises(ValueError, match="opening_plies"):
+    selfplay.SelfPlayConfig(opening_plies=-1)

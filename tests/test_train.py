@@ -170,3 +170,15 @@ def test_evaluation_columns_and_plots(tmp_path):
   written = plots.plot_run(str(tmp_path))
   assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png"]
   assert all(os.path.getsize(p) > 1000 for p in written)
+
+
+def test_tensorboard_events(tmp_path):
+  pytest.importorskip("tensorboardX")
+  run = train.Run(str(tmp_path), _config(), progress=False, tensorboard=True)
+  try:
+    run.step()
+  finally:
+    run.close()
+  events = os.listdir(tmp_path / "tb")
+  assert len(events) == 1 and events[0].startswith("events.out.tfevents")
+  assert os.path.getsize(tmp_path / "tb" / events[0]) > 100
