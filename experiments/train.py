@@ -303,6 +303,9 @@ class Run:
         arena=[list(r) for r in self.arena_records]))
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
     save_agent(os.path.join(self.directory, AGENT), self.state["variables"])
+    if "snapshot" in self.rows[-1]:
+      from learning import plots  # pylint: disable=g-import-not-at-top
+      plots.plot_run(self.directory)
     if self.tensorboard:
       self._tensorboard(self.rows[-1])
 

@@ -9,13 +9,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-# Columns that are not evaluation figures.
-_NOT_EVAL = {"iteration", "wall_s", "positions", "positions_total", "nn_evals", "nn_evals_total",
-             "games", "loss", "policy_loss", "value_loss", "devices", "replay_size",
-             "transposition_hits", "capacity_overflows", "nan_evals", "selfplay_s", "train_s",
-             "eval_s"}
-
-
 def read_metrics(path: str) -> list[dict]:
   """Rows of a metrics CSV, numbers as floats (missing cells NaN)."""
   with open(path, newline="") as f:
@@ -34,7 +27,9 @@ def _series(rows, x, y):
 
 
 def plot_run(directory: str, label: str | None = None) -> list[str]:
-  """Writes DIR/plots/{losses,evaluation}.png; returns the files written."""
+  """Writes DIR/plots/losses.png, evaluation.png (exact figures of the raw
+  policy and the search vs iteration, wall time and network evaluations) and
+  arena_elo.png; returns the files written."""
   path = os.path.join(directory, "metrics.csv")
   if not os.path.exists(path):
     return []
@@ -58,20 +53,45 @@ def plot_run(directory: str, label: str | None = None) -> list[str]:
   fig.savefig(written[-1], dpi=100)
   plt.close(fig)
 
-  columns = [k for k in rows[0] if k not in _NOT_EVAL]
-  columns = [c for c in columns if _series(rows, "iteration", c)[0]]
-  if columns:
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for ax, x, name in zip(axes, ("iteration", "wall_s", "nn_evals_total"),
-                           ("iteration", "wall time (s)", "network evaluations")):
-      for column in columns:
-        xs, ys = _series(rows, x, column)
-        ax.plot(xs, ys, marker=".", label=column)
-      ax.set_xlabel(name)
-    axes[0].legend(fontsize="small")
-    fig.suptitle(f"evaluation: {label or os.path.basename(os.path.normpath(directory))}")
+  keys = []
+  for row in rows:
+    keys += [k for k in row if k not in keys]
+  groups = []
+  for prefix, title in (("policy_", "raw policy"), ("search_", "search")):
+    columns = [k for k in keys if k.startswith(prefix) and not k.endswith("_loss")
+               and _series(rows, "iteration", k)[0]]
+    if columns:
+      groups.append((title, prefix, columns))
+  if groups:
+    axes_x = (("iteration", "iteration"), ("wall_s", "wall time (s)"),
+              ("nn_evals_total", "network evaluations"))
+    fig, axes = plt.subplots(len(groups), 3, figsize=(15, 3.6 * len(groups)), squeeze=False)
+    for row_axes, (title, prefix, columns) in zip(axes, groups):
+      for ax, (x, name) in zip(row_axes, axes_x):
+        for column in columns:
+          xs, ys = _series(rows, x, column)
+          ax.plot(xs, ys, marker=".", label=column[len(prefix):])
+        ax.set_xlabel(name)
+        ax.set_title(title, fontsize="small")
+        ax.grid(alpha=0.3)
+      row_axes[0].legend(fontsize="small")
+    fig.suptitle(f"exact evaluation: {label or os.path.basename(os.path.normpath(directory))}")
     fig.tight_layout()
     written.append(os.path.join(out, "evaluation.png"))
+    fig.savefig(written[-1], dpi=100)
+    plt.close(fig)
+  xs, ys = _series(rows, "iteration", "elo")
+  if xs:
+    low = _series(rows, "iteration", "elo_low")[1]
+    high = _series(rows, "iteration", "elo_high")[1]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(xs, ys, yerr=[[y - l for y, l in zip(ys, low)], [h - y for y, h in zip(ys, high)]],
+                marker="o", capsize=3)
+    ax.axhline(0, linestyle="--", color="gray")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("Elo (rollout baseline = 0)")
+    fig.tight_layout()
+    written.append(os.path.join(out, "arena_elo.png"))
     fig.savefig(written[-1], dpi=100)
     plt.close(fig)
   return written
