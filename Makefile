@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-slow bench bench-quick bench-envs accuracy clean
+.PHONY: demo train test test-slow bench bench-quick bench-envs accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,14 @@ $(BENCH_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m experiments.demo
+
+# AlphaZero training with MCGS; rerun the same command to resume.
+# `make train ENV=connect4`, `make train ENV=nim:3,20`, ... (runs/<env>/).
+ENV ?= tictactoe
+train: $(STAMP)
+	$(PY) -m experiments.train --env $(ENV) --out runs/$(subst :,_,$(subst $(comma),_,$(ENV)))
+
+comma := ,
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m "not slow"

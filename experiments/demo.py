@@ -6,12 +6,15 @@ No trained network is needed: leaves are valued by random playouts on device.
 """
 
 import argparse
+import os
 import time
 
 import jax
 
 import envs
 import mcgs_jax
+from experiments import play
+from experiments import train
 
 
 def main(argv=None):
@@ -54,6 +57,30 @@ def main(argv=None):
   eval_saving = 1 - int(graph.nn_evals[0]) / int(tree.nn_evals[0])
   print(f"\nMCGS stored {node_saving:.0%} fewer nodes and needed {eval_saving:.0%} fewer "
         "network evaluations than the tree, at the same simulation budget.")
+  if os.path.exists(os.path.join(play.DEFAULT_AGENT, train.AGENT)):
+    show_trained_agent(args.moves, args.seed)
+
+
+def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int = 200):
+  """The shipped Connect-4 network (networks/pretrained/connect4) plays both
+  sides for a few moves with a 200-simulation MCGS."""
+  env, eval_fn, params = train.load_agent(play.DEFAULT_AGENT)
+  config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=2 * (simulations + 1))
+  search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
+  state = envs.stack([envs.connect4.from_moves(moves)])
+  print(f"\nThe trained agent ({play.DEFAULT_AGENT}), {simulations} simulations per move, "
+        f"plays both sides for {plies} moves:")
+  played = ""
+  for ply in range(plies):
+    if bool(state.terminated[0]):
+      break
+    out = search(params, jax.random.PRNGKey(seed + ply), state, env, eval_fn, config)
+    action = int(out.action[0])
+    played += str(action + 1)
+    print(f"  move {ply + 1}: column {action + 1}  (value for the mover {float(out.root_value[0]):+.2f})")
+    state = env.step(state, out.action)
+  print(envs.connect4.render(jax.tree.map(lambda x: x[0], state)))
+  print(f"moves {moves + played}; play it yourself: python -m experiments.play")
 
 
 if __name__ == "__main__":

@@ -353,8 +353,9 @@ def main(argv=None):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--env", help="env id (envs.make), e.g. tictactoe, connect4, nim:3,20")
   parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
-  parser.add_argument("--iterations", type=int, default=50,
-                      help="train until this iteration (total, resumed ones included)")
+  parser.add_argument("--iterations", type=int, default=None,
+                      help="train until this iteration (total, resumed ones included); "
+                      "default: the env's (learning.config.default_iterations)")
   parser.add_argument("--search", choices=config_lib.SEARCHES)
   parser.add_argument("--simulations", type=int)
   parser.add_argument("--games", type=int)
@@ -366,6 +367,8 @@ def main(argv=None):
   if args.distributed:
     jax.distributed.initialize()
   config = resolve_config(args)
+  if args.iterations is None:
+    args.iterations = config_lib.default_iterations(config.env)
   run = Run(args.out, config, tensorboard=args.tensorboard)
   start = int(run.state["iteration"])
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top

@@ -189,6 +189,15 @@ _DEFAULTS = {
 }
 
 
+# Iterations a run trains for when `--iterations` is not given.
+_ITERATIONS = {"tictactoe": 400, "connect4": 1000, "nim": 300, "nim:3,20": 100,
+               "hsr:4,4,16": 300}
+
+
+def default_iterations(env_id: str) -> int:
+  return _ITERATIONS.get(env_id, 100)
+
+
 def default_config(env_id: str) -> TrainConfig:
   """The defaults for `env_id` (TrainConfig's own for envs not listed)."""
   return replace(TrainConfig(), env=env_id, **_DEFAULTS.get(env_id, {}))
