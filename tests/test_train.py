@@ -168,7 +168,8 @@ def test_evaluation_columns_and_plots(tmp_path):
       "iteration_000001.msgpack", "iteration_000002.msgpack"]
   from learning import plots
   written = plots.plot_run(str(tmp_path))
-  assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png"]
+  assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png",
+                                                   "arena_elo.png"]
   assert all(os.path.getsize(p) > 1000 for p in written)
 
 
