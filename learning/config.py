@@ -54,6 +54,8 @@ class TrainConfig:
     augment: random symmetry per sampled example (where the env has them).
     eval_every: evaluate every this many iterations (0: never).
     eval_simulations: simulations of the searched-move evaluation.
+    eval_solver: the terminal solver in the evaluation and arena searches
+      (whatever `solver` is for self-play).
     eval_positions: positions per Pons set (Connect-4 only).
     arena_games: games per arena pairing at evaluation (0: no arena).
     arena_simulations: simulations per move of the trained agent in the arena.
@@ -92,6 +94,7 @@ class TrainConfig:
   augment: bool = True
   eval_every: int = 5
   eval_simulations: int = 64
+  eval_solver: bool = False
   eval_positions: int = 100
   arena_games: int = 0
   arena_simulations: int = 64
@@ -116,10 +119,12 @@ class TrainConfig:
 
   def search_config(self, simulations: int | None = None, noise: bool = True
                     ) -> mcgs_jax.SearchConfig:
-    """The search of self-play (with root noise) or of evaluation (without)."""
+    """The search of self-play (with root noise) or of evaluation (without;
+    then with the solver when `eval_solver`)."""
     simulations = self.simulations if simulations is None else simulations
     return mcgs_jax.SearchConfig(
-        num_simulations=simulations, backup=self.search, solver=self.solver,
+        num_simulations=simulations, backup=self.search,
+        solver=self.solver or (self.eval_solver and not noise),
         c_init=self.c_init, max_nodes=int(self.node_factor * (simulations + 1)),
         dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
         dirichlet_alpha=self.dirichlet_alpha)
@@ -169,7 +174,7 @@ _DEFAULTS = {
                       simulations=64, games=128, moves_per_iteration=9,
                       temperature_moves=9, opening_plies=4, batch_size=256,
                       updates_per_iteration=32, replay_capacity=40_000,
-                      decay_updates=12800, eval_every=10),
+                      decay_updates=12800, eval_every=10, eval_solver=True),
     "connect4": dict(network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
                      simulations=64, games=128, moves_per_iteration=14,
                      temperature_moves=8, batch_size=256, updates_per_iteration=32,

@@ -95,3 +95,42 @@ def plot_run(directory: str, label: str | None = None) -> list[str]:
     fig.savefig(written[-1], dpi=100)
     plt.close(fig)
   return written
+
+
+def compare(directories: list[str], columns: list[str], out: str,
+            labels: list[str] | None = None) -> str:
+  """One figure of `columns` for several runs, vs iteration and wall time
+  (e.g. a warm start beside the from-scratch run); returns the PNG path."""
+  labels = labels or [os.path.basename(os.path.normpath(d)) for d in directories]
+  fig, axes = plt.subplots(len(columns), 2, figsize=(11, 3.6 * len(columns)), squeeze=False)
+  for directory, label in zip(directories, labels):
+    rows = read_metrics(os.path.join(directory, "metrics.csv"))
+    for row_axes, column in zip(axes, columns):
+      for ax, x, name in zip(row_axes, ("iteration", "wall_s"), ("iteration", "wall time (s)")):
+        xs, ys = _series(rows, x, column)
+        ax.plot(xs, ys, marker=".", label=label)
+        ax.set_xlabel(name)
+        ax.set_ylabel(column)
+        ax.grid(alpha=0.3)
+  axes[0][0].legend(fontsize="small")
+  fig.tight_layout()
+  os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+  fig.savefig(out, dpi=100)
+  plt.close(fig)
+  return out
+
+
+if __name__ == "__main__":
+  import argparse  # pylint: disable=g-import-not-at-top
+  parser = argparse.ArgumentParser(description="Plots of training runs.")
+  parser.add_argument("runs", nargs="+", help="run directories")
+  parser.add_argument("--compare", nargs="+", metavar="COLUMN",
+                      help="one figure of these metrics.csv columns for all runs")
+  parser.add_argument("--out", default="comparison.png")
+  parser.add_argument("--labels", nargs="+")
+  args = parser.parse_args()
+  if args.compare:
+    print(compare(args.runs, args.compare, args.out, args.labels))
+  else:
+    for run in args.runs:
+      print(plot_run(run))
