@@ -98,18 +98,7 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
   env = pgx.make("connect_four")
   step = jax.vmap(pgx.experimental.auto_reset(env.step, env.init))
 
-  def recurrent_fn(params, rng, action, state):
-    del rng
-    mover = state.current_player
-    state = jax.vmap(env.step)(state, action)
-    logits, value = eval_fn(params, None, state)
-    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
-    logits = jnp.where(state.legal_action_mask, logits, jnp.finfo(jnp.float32).min)
-    reward = state.rewards[jnp.arange(state.rewards.shape[0]), mover]
-    value = jnp.where(state.terminated, 0.0, value)
-    discount = jnp.where(state.terminated, 0.0, -1.0)
-    return mctx.RecurrentFnOutput(reward=reward, discount=discount, prior_logits=logits,
-                                  value=value), state
+  recurrent_fn = benchlib.mctx_recurrent_fn(env, eval_fn)
 
   def move(params, state, rng):
     search_rng, step_rng = jax.random.split(rng)

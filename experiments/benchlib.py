@@ -6,6 +6,8 @@ import time
 from typing import Any, Callable, Sequence
 
 import jax
+import jax.numpy as jnp
+import mctx
 
 
 def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
@@ -45,3 +47,24 @@ def markdown_table(rows: list[dict], fields: Sequence[str]) -> str:
   lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
   lines += ["| " + " | ".join(str(r[f]) for f in fields) + " |" for r in rows]
   return "\n".join(lines)
+
+
+def mctx_recurrent_fn(env, eval_fn):
+  """mctx's `recurrent_fn` with `env` (pgx's `connect_four`, or any env with
+  its fields) as the model and `eval_fn` as the network, as in pgx's
+  AlphaZero example: illegal moves masked, the mover's reward, discount -1
+  (0 once the game ended)."""
+  def recurrent_fn(params, rng, action, state):
+    del rng
+    mover = state.current_player
+    state = jax.vmap(env.step)(state, action)
+    logits, value = eval_fn(params, None, state)
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+    logits = jnp.where(state.legal_action_mask, logits, jnp.finfo(jnp.float32).min)
+    reward = state.rewards[jnp.arange(state.rewards.shape[0]), mover]
+    value = jnp.where(state.terminated, 0.0, value)
+    discount = jnp.where(state.terminated, 0.0, -1.0)
+    return mctx.RecurrentFnOutput(reward=reward, discount=discount, prior_logits=logits,
+                                  value=value), state
+
+  return recurrent_fn

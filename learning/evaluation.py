@@ -22,7 +22,6 @@ from typing import Any
 
 import flax.serialization
 import jax
-import numpy as np
 
 from learning import agents
 from learning import arena

@@ -254,7 +254,6 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     search_rng, action_rng, reset_rng, reroot_rng = jax.random.split(move_rng, 4)
     graph = mcgs_jax.run_simulations(params, search_rng, graph, env, eval_fn, search_config)
     out = mcgs_jax.summarize(graph, search_config)
-    legal = env_state.legal_action_mask
     # A search without simulations leaves no visits: fall back to its prior.
     has_policy = out.action_weights.sum(axis=-1, keepdims=True) > 0
     policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])

@@ -13,7 +13,7 @@ import mcgs_jax
 from envs import base
 from envs import hsr
 from envs import tictactoe
-from tests import exhaustive
+from envs import exhaustive
 from tests import invariants
 
 

@@ -4,7 +4,6 @@ outcome, across call boundaries; all search modes run."""
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -17,7 +17,7 @@ from envs import tictactoe
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
 from experiments import pons_data
-from tests import exhaustive
+from envs import exhaustive
 from tests import invariants
 from tests.fake_evals import HashEval
 from tests.test_reference_agreement import NIM, run_agreement
