@@ -262,6 +262,12 @@ class Run:
     if int(buffer.size) >= config.min_replay:
       variables, opt_state, metrics = self._train(variables, opt_state, buffer, train_rng)
       metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+      if not all(np.isfinite(v) for v in metrics.values()):
+        # Stop before the checkpoint: the last one stays the last good state.
+        raise FloatingPointError(
+            f"non-finite training metrics at iteration {iteration}: {metrics}; the "
+            f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
+            "intact (lower learning_rate, or check the network)")
     train_s = time.perf_counter() - start
     positions = int(valid.sum())
     nn_evals = float(stats.nn_evals)

@@ -182,3 +182,20 @@ def test_tensorboard_events(tmp_path):
   events = os.listdir(tmp_path / "tb")
   assert len(events) == 1 and events[0].startswith("events.out.tfevents")
   assert os.path.getsize(tmp_path / "tb" / events[0]) > 100
+
+
+def test_diverging_training_stops_before_checkpointing(tmp_path):
+  # No update before 40 examples: the first iterations only play.
+  config = _config(learning_rate=1e30, optimizer="sgd", weight_decay=0.0, min_replay=40)
+  run = train.Run(str(tmp_path), config, progress=False)
+  try:
+    with pytest.raises(FloatingPointError, match="non-finite"):
+      for _ in range(6):
+        run.step()
+    failed = int(run.state["iteration"]) + 1
+  finally:
+    run.close()
+  # Nothing of the failed iteration was written.
+  assert failed > 1
+  assert _iterations(tmp_path) == list(range(1, failed))
+  assert checkpoint_lib.Checkpointer(str(tmp_path / "checkpoints")).latest_step() == failed - 1
