@@ -391,6 +391,13 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     pruned = jax.vmap(solver.pruned_moves, in_axes=(0, None))(graph, jnp.int32(0))
     legal &= ~pruned | jnp.all(pruned | ~legal, axis=-1, keepdims=True)
   policy = move_selection.root_policy(visits, q_values, legal, config)
+  # No simulation ran (num_simulations=0, an evaluation budget of 1): the
+  # root's prior over its legal moves is the best policy there is, for the
+  # move and as a training target.
+  prior = jnp.where(legal, graph.prior[:, 0], 0.0)
+  prior_total = prior.sum(axis=-1, keepdims=True)
+  unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
+  policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
   action = move_selection.choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
   if config.solver:
     # A proven root plays the shortest win (longest loss) and learns it.

@@ -124,6 +124,17 @@ def test_terminal_root_and_zero_simulations():
   out = search_jit(None, jax.random.PRNGKey(0), C4.init(jax.random.PRNGKey(0), 3), C4,
                    RandomEval(7), mcgs_jax.SearchConfig(num_simulations=0))
   assert np.all(np.asarray(out.stats.nodes_used) == 1)
+  # Without simulations the policy is the root prior (a usable training
+  # target), and the move its most probable action.
+  prior = np.asarray(out.graph.prior[:, 0])
+  np.testing.assert_allclose(np.asarray(out.action_weights), prior / prior.sum(-1, keepdims=True),
+                             rtol=1e-6)
+  np.testing.assert_array_equal(np.asarray(out.action), prior.argmax(-1))
+  # The same with an evaluation budget of one (the root's own evaluation).
+  budget = search_jit(None, jax.random.PRNGKey(0), C4.init(jax.random.PRNGKey(0), 3), C4,
+                      RandomEval(7), mcgs_jax.SearchConfig(num_simulations=8, max_nn_evals=1))
+  assert int(np.asarray(budget.stats.simulations).sum()) == 0
+  np.testing.assert_allclose(np.asarray(budget.action_weights).sum(-1), 1.0, rtol=1e-6)
 
 
 def test_bad_input_gives_clear_errors():
