@@ -82,6 +82,8 @@ def main(argv=None):
   parser.add_argument("--run", required=True, help="training run directory")
   parser.add_argument("--games", type=int, default=64, help="games per pairing (even)")
   parser.add_argument("--snapshots", type=int, default=6)
+  parser.add_argument("--iterations", type=int, nargs="+",
+                      help="these snapshots instead of --snapshots evenly spaced ones")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--baseline-simulations", type=int, default=800)
   parser.add_argument("--opening-plies", type=int, default=2)
@@ -94,7 +96,14 @@ def main(argv=None):
   config = config_lib.TrainConfig.from_json(
       config_lib.load_json(os.path.join(args.run, train.CONFIG)))
   search_config = config.search_config(args.simulations, noise=False)
-  ladder = spaced(snapshots(args.run), args.snapshots)
+  available = snapshots(args.run)
+  if args.iterations:
+    missing = sorted(set(args.iterations) - set(available))
+    if missing:
+      raise SystemExit(f"{args.run} has no snapshots of iterations {missing}")
+    ladder = sorted(args.iterations)
+  else:
+    ladder = spaced(available, args.snapshots)
   if not ladder:
     raise SystemExit(f"{args.run} has no snapshots (they are written at each evaluation)")
   out = os.path.join(args.run, "arena")
