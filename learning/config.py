@@ -189,8 +189,8 @@ _DEFAULTS = {
                      simulations=32, games=64, moves_per_iteration=10, temperature_moves=4),
     "hsr:4,4,16": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
                        simulations=64, games=128, moves_per_iteration=8, temperature_moves=8,
-                       opening_plies=2, updates_per_iteration=32, replay_capacity=40_000,
-                       decay_updates=6400, eval_every=10),
+                       opening_plies=4, updates_per_iteration=32, replay_capacity=40_000,
+                       decay_updates=9600, eval_every=10),
 }
 
 
