@@ -32,8 +32,8 @@ import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 BASELINE = "rollout"
@@ -112,7 +112,7 @@ def main(argv=None):
   done = {(r["a"], r["b"]) for r in read_games(games_path)}
 
   def snapshot_agent(iteration):
-    variables = evaluation.load_snapshot(evaluation.snapshot_path(args.run, iteration), params)
+    variables = checkpoint.read_variables(evaluation.snapshot_path(args.run, iteration), params)
     return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables, config=search_config,
                               name=str(iteration))
 
@@ -143,15 +143,12 @@ def main(argv=None):
 
 def write_ratings(directory: str, games: list[dict]) -> list[dict]:
   """Fits the ladder, writes DIR/arena/elo.csv and DIR/plots/elo.png."""
-  names = [BASELINE] + sorted({p for g in games for p in (g["a"], g["b"])} - {BASELINE},
-                              key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n))
-  index = {n: i for i, n in enumerate(names)}
-  records = [(index[g["a"]], index[g["b"]], g["score"]) for g in games]
-  ratings = elo.fit(records, len(names), reference=0)
+  ratings, names = evaluation.ladder([(g["a"], g["b"], g["score"]) for g in games],
+                                     baseline=BASELINE)
   rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
                elo_low=round(float(ratings.lower[i]), 1),
                elo_high=round(float(ratings.upper[i]), 1),
-               games=sum(1 for r in records if i in r[:2])) for i, n in enumerate(names)]
+               games=sum(1 for g in games if n in (g["a"], g["b"]))) for i, n in enumerate(names)]
   with open(os.path.join(directory, "arena", "elo.csv"), "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=list(rows[0]))
     writer.writeheader()

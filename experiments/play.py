@@ -78,10 +78,10 @@ def main(argv=None, read=input):
       out = search(params, key, state, env, eval_fn, config)
       action = int(out.action[0])
       print(f"agent plays {action + 1} (its value {float(out.root_value[0]):+.2f})")
-    rewards = None
     state = step(state, np.asarray([action], np.int32))
-    rewards = np.asarray(state.rewards[0])
   print(render(env, state))
+  # The last move's rewards decide the game.
+  rewards = np.asarray(state.rewards[0])
   if rewards[human] > 0:
     print("you win")
   elif rewards[human] < 0:

@@ -26,9 +26,7 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
-import flax.serialization
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -73,14 +71,6 @@ def init_variables(network, env, rng):
   return networks.init(network, rng, observation)
 
 
-def save_agent(path: str, variables: Any) -> None:
-  """Writes the network variables atomically (msgpack)."""
-  tmp = path + ".tmp"
-  with open(tmp, "wb") as f:
-    f.write(flax.serialization.to_bytes(jax.device_get(variables)))
-  os.replace(tmp, path)
-
-
 def load_agent(directory: str):
   """`(env, eval_fn, params)` of the run (or shipped agent) in `directory`,
   ready for `mcgs_jax.search(params, rng, state, env, eval_fn, config)`."""
@@ -91,17 +81,8 @@ def load_agent(directory: str):
       raise FileNotFoundError(f"{path} not found: {directory} holds no trained agent")
   config = config_lib.TrainConfig.from_json(config_lib.load_json(config_path))
   env, network, eval_fn = build_network(config)
-  template = init_variables(network, env, jax.random.PRNGKey(0))
-  with open(agent_path, "rb") as f:
-    try:
-      params = flax.serialization.from_bytes(template, f.read())
-    except Exception as error:  # msgpack raises several kinds.
-      raise checkpoint_lib.CheckpointError(
-          f"cannot read {agent_path}: {type(error).__name__}: {error}") from error
-  shapes = lambda tree: jax.tree.map(lambda x: (np.shape(x), np.dtype(x.dtype)), tree)
-  if shapes(params) != shapes(template):
-    raise checkpoint_lib.CheckpointError(
-        f"{agent_path} does not match the network of {config_path}")
+  params = checkpoint_lib.read_variables(
+      agent_path, init_variables(network, env, jax.random.PRNGKey(0)))
   return env, eval_fn, params
 
 
@@ -127,8 +108,7 @@ def _round(value):
 class Run:
   """A training run in `directory`: builds or restores its state, then steps."""
 
-  def __init__(self, directory: str, config: config_lib.TrainConfig, progress: bool = True,
-               tensorboard: bool = False):
+  def __init__(self, directory: str, config: config_lib.TrainConfig, tensorboard: bool = False):
     self.directory = directory
     self.config = config
     self.env, self.network, self.eval_fn = build_network(config)
@@ -140,17 +120,17 @@ class Run:
     self.mesh = trainer.make_mesh() if devices > 1 else None
     self.optimizer = _optimizer(config.learning_rate, config.weight_decay, config.optimizer,
                                 config.decay_updates)
-    self.progress = progress
     self.tensorboard = tensorboard
-    self._compile()
+    self._bind_steps()
     os.makedirs(directory, exist_ok=True)
     self._write_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
     self.state, self.rows = self._start()
 
-  # -- compiled pieces (module-level jits: runs in one process share them) ----
-  def _compile(self):
+  # -- the jitted steps, bound to this run (module-level jits: runs in one
+  # process share their compilations) ------------------------------------
+  def _bind_steps(self):
     config = self.config
     self._play = functools.partial(
         _play, env=self.env, eval_fn=self.eval_fn, config=config.selfplay_config(),
@@ -308,7 +288,7 @@ class Run:
         config=self.config.to_json(), rows=self.rows,
         arena=[list(r) for r in self.arena_records]))
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
-    save_agent(os.path.join(self.directory, AGENT), self.state["variables"])
+    checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.state["variables"])
     if "snapshot" in self.rows[-1]:
       from learning import plots  # pylint: disable=g-import-not-at-top
       plots.plot_run(self.directory)

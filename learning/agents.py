@@ -175,7 +175,7 @@ class Connect4SolverAgent(Agent):
     _check_batch(states)
     states = jax.tree.map(np.asarray, states)
     move_values = np.stack([
-        _solver_move_values(states.position[i], states.mask[i], int(states.ply[i]))
+        solver_move_values(states.position[i], states.mask[i], int(states.ply[i]))
         for i in range(len(states.ply))])
     return _best_moves(move_values, host_rng(rng) if self.randomize else None)
 
@@ -217,7 +217,7 @@ def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
   return scores
 
 
-def _solver_move_values(position, mask, ply) -> np.ndarray:
+def solver_move_values(position, mask, ply) -> np.ndarray:
   """f64[7]: each column's score for the player to move, -inf when full."""
   return np.array([-np.inf if s is None else -float(s)
                    for s in solver_column_scores(position, mask, ply)])

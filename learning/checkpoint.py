@@ -16,6 +16,7 @@ directory; nothing falls back to a fresh start.
 import os
 from typing import Any
 
+import flax.serialization
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
@@ -88,3 +89,29 @@ class Checkpointer:
 
   def close(self) -> None:
     self._manager.close()
+
+
+def write_variables(path: str, variables: Any) -> None:
+  """Writes network variables to `path` (msgpack) atomically: a reader sees
+  the old file or the new one, never half of one."""
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  with open(path + ".tmp", "wb") as f:
+    f.write(flax.serialization.to_bytes(jax.device_get(variables)))
+  os.replace(path + ".tmp", path)
+
+
+def read_variables(path: str, template: Any) -> Any:
+  """Network variables from `path`, in the structure of `template`.
+
+  Raises:
+    CheckpointError: unreadable bytes, or arrays unlike the template's
+      (another network).
+  """
+  with open(path, "rb") as f:
+    try:
+      variables = flax.serialization.from_bytes(template, f.read())
+    except Exception as error:  # msgpack raises several kinds.
+      raise CheckpointError(f"cannot read {path}: {type(error).__name__}: {error}") from error
+  if _describe(variables) != _describe(template):
+    raise CheckpointError(f"{path} does not match the network it is loaded into")
+  return variables

@@ -20,11 +20,11 @@ Every `eval_every` iterations `experiments.train` calls `evaluate_run`, which
 import os
 from typing import Any
 
-import flax.serialization
 import jax
 
 from learning import agents
 from learning import arena
+from learning import checkpoint
 from learning import elo
 from learning import ground_truth
 
@@ -37,16 +37,8 @@ def snapshot_path(directory: str, iteration: int) -> str:
 
 def save_snapshot(directory: str, iteration: int, variables: Any) -> str:
   path = snapshot_path(directory, iteration)
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  with open(path + ".tmp", "wb") as f:
-    f.write(flax.serialization.to_bytes(jax.device_get(variables)))
-  os.replace(path + ".tmp", path)
+  checkpoint.write_variables(path, variables)
   return path
-
-
-def load_snapshot(path: str, template: Any) -> Any:
-  with open(path, "rb") as f:
-    return flax.serialization.from_bytes(template, f.read())
 
 
 def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, float]:
@@ -88,7 +80,8 @@ def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
   row["arena_baseline_score"] = (result.mean_score + 1) / 2
   records += [(iteration, BASELINE, (float(s) + 1) / 2) for s in result.scores]
   if previous:
-    prev_variables = load_snapshot(snapshot_path(run.directory, previous[-1]), variables)
+    prev_variables = checkpoint.read_variables(snapshot_path(run.directory, previous[-1]),
+                                              variables)
     prev = agents.SearchAgent(env=env, eval_fn=eval_fn, params=prev_variables,
                               config=search_config, name=f"iteration {previous[-1]}")
     result = arena.play_games(env, current, prev, jax.random.fold_in(arena_rng, 1),
@@ -103,9 +96,15 @@ def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
   return row
 
 
-def ladder(records) -> tuple[elo.Ratings, list]:
-  """Elo of every player of `records` [(a, b, score of a)], baseline at 0."""
-  names = [BASELINE] + sorted({p for a, b, _ in records for p in (a, b)} - {BASELINE})
+def ladder(records, baseline: Any = BASELINE) -> tuple[elo.Ratings, list]:
+  """Elo of every player of `records` [(a, b, score of a)], `baseline` at 0;
+  the other players follow it in order, iterations (ints or digit strings)
+  by number."""
+  def order(name):
+    text = str(name)
+    return (not text.isdigit(), int(text) if text.isdigit() else 0, text)
+
+  names = [baseline] + sorted({p for a, b, _ in records for p in (a, b)} - {baseline}, key=order)
   index = {name: i for i, name in enumerate(names)}
   games = [(index[a], index[b], s) for a, b, s in records]
   return elo.fit(games, len(names), reference=0, num_bootstrap=200), names

@@ -56,7 +56,7 @@ def _connect4_positions(env, rng: np.random.Generator, count: int):
       continue
     seen.add(key)
     states.append(jax.tree.map(np.asarray, state))
-    move_values.append(agents._solver_move_values(  # pylint: disable=protected-access
+    move_values.append(agents.solver_move_values(
         state.position, state.mask, int(state.ply)))
   return jax.tree.map(lambda *xs: np.stack(xs), *states), np.stack(move_values)
 

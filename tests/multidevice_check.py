@@ -51,7 +51,7 @@ def main():
   assert moved > 1e-6, moved
   # A whole data-parallel iteration: self-play sharded over the games.
   with tempfile.TemporaryDirectory() as directory:
-    run = train.Run(directory, config, progress=False)
+    run = train.Run(directory, config)
     assert run.mesh is not None
     row = run.step()
     row = run.step()

@@ -7,6 +7,7 @@ import jax
 
 from experiments import play
 from experiments import train
+from learning import checkpoint
 from learning import config as config_lib
 
 
@@ -15,8 +16,8 @@ def _agent_dir(tmp_path, env_id, **changes):
                               network_kwargs={"hidden_sizes": [8]}, **changes)
   (tmp_path / train.CONFIG).write_text(json.dumps(config.to_json()))
   env, network, _ = train.build_network(config)
-  train.save_agent(os.path.join(tmp_path, train.AGENT),
-                   train.init_variables(network, env, jax.random.PRNGKey(0)))
+  checkpoint.write_variables(os.path.join(tmp_path, train.AGENT),
+                             train.init_variables(network, env, jax.random.PRNGKey(0)))
   return str(tmp_path)
 
 

@@ -29,7 +29,7 @@ def _config(**changes):
 
 
 def _run(directory, config, iterations):
-  run = train.Run(str(directory), config, progress=False)
+  run = train.Run(str(directory), config)
   try:
     while int(run.state["iteration"]) < iterations:
       run.step()
@@ -85,19 +85,19 @@ def test_corrupt_checkpoint_names_the_file(tmp_path):
       with open(os.path.join(root, name), "r+b") as f:
         f.truncate(3)
   with pytest.raises(checkpoint_lib.CheckpointError, match=str(step_dir)):
-    train.Run(str(tmp_path), config, progress=False)
+    train.Run(str(tmp_path), config)
 
 
 def test_incompatible_checkpoint_refused(tmp_path):
   _run(tmp_path, _config(), 1)
   with pytest.raises(checkpoint_lib.CheckpointError):
-    train.Run(str(tmp_path), _config(network_kwargs={"hidden_sizes": [8]}), progress=False)
+    train.Run(str(tmp_path), _config(network_kwargs={"hidden_sizes": [8]}))
 
 
 def test_metrics_without_checkpoint_refused(tmp_path):
   (tmp_path / train.METRICS).write_text("iteration\n1\n")
   with pytest.raises(checkpoint_lib.CheckpointError, match="no complete checkpoint"):
-    train.Run(str(tmp_path), _config(), progress=False)
+    train.Run(str(tmp_path), _config())
 
 
 def test_cli_refuses_other_settings(tmp_path):
@@ -105,7 +105,7 @@ def test_cli_refuses_other_settings(tmp_path):
   config_file.write_text(json.dumps(TINY))
   out = tmp_path / "run"
   config = train.resolve_config(_args(out, env="tictactoe", config=str(config_file)))
-  train.Run(str(out), config, progress=False).close()   # writes config.json
+  train.Run(str(out), config).close()   # writes config.json
   with pytest.raises(SystemExit, match="simulations"):
     train.resolve_config(_args(out, simulations=9))
   assert train.resolve_config(_args(out)).simulations == TINY["simulations"]
@@ -174,7 +174,7 @@ def test_evaluation_columns_and_plots(tmp_path):
 
 def test_tensorboard_events(tmp_path):
   pytest.importorskip("tensorboardX")
-  run = train.Run(str(tmp_path), _config(), progress=False, tensorboard=True)
+  run = train.Run(str(tmp_path), _config(), tensorboard=True)
   try:
     run.step()
   finally:
@@ -187,7 +187,7 @@ def test_tensorboard_events(tmp_path):
 def test_diverging_training_stops_before_checkpointing(tmp_path):
   # No update before 40 examples: the first iterations only play.
   config = _config(learning_rate=1e30, optimizer="sgd", weight_decay=0.0, min_replay=40)
-  run = train.Run(str(tmp_path), config, progress=False)
+  run = train.Run(str(tmp_path), config)
   try:
     with pytest.raises(FloatingPointError, match="non-finite"):
       for _ in range(6):
