@@ -4,7 +4,7 @@ Walking up from the last edge, each edge gets a value from its parent's mover
 point of view: the plain value one step down through the edge (reward +
 discount * value), except above a transposition node, where it is the
 correction that pulls the edge's Q onto the node's updated value V*(s')
-(`selection.correction_value`), and above a node proven by the solver, where
+(`correction_value`), and above a node proven by the solver, where
 it is the node's exact value. Each edge then takes a running-mean update
 and each node adds the value to its sum.
 
@@ -13,25 +13,72 @@ the game cannot return to a position), so all values can be computed from the pr
 loop, then written with one scatter per array.
 """
 
+import chex
 import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import selection
 from mcgs_jax import solver
 
 
-def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
-           config: config_lib.SearchConfig, start=0) -> graph_lib.Graph:
-  """Backs `leaf_value` (value of the last path edge) up ONE game's path,
-  from the last edge up to edge `start` (0: the root; a disconnected
-  exploration trajectory leaves the line above its branch node alone)."""
+def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,
+                     config: config_lib.SearchConfig) -> chex.Array:
+  """The value that pulls Q(s, a) onto `target` in one running-mean update.
+
+  (N Q + x) / (N + 1) = target gives x = N (target - Q) + target, clipped to
+  [value_min, value_max]; `target` itself when N = 0. All arguments share one
+  shape (f32 edge_visits).
+  """
+  corrected = jnp.clip(edge_visits * (target - edge_q) + target,
+                       config.value_min, config.value_max)
+  return jnp.where(edge_visits > 0, corrected, target)
+
+
+def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
+               kind: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
+  """The value of the last edge (parent, action) of ONE game's simulation that
+  ends without expanding, by the end `kind` (graph.TERMINAL_EDGE, ...): the
+  terminal reward, the proven node's exact value, the correction toward a
+  diverged transposition, or the current estimate (depth limit, dead end);
+  0 for the other kinds. Read from the graph's current statistics, at backup
+  time, so earlier leaves of a step (`leaves_per_step`) are taken into
+  account."""
+  reward, discount = graph.edge_reward[parent, action], graph.edge_discount[parent, action]
+  child = jnp.maximum(graph.child[parent, action], 0)
+  target = reward + discount * graph_lib.node_value(graph.visits[child], graph.value_sum[child])
+  corrected = correction_value(graph.edge_visits[parent, action].astype(jnp.float32),
+                               graph.edge_q[parent, action], target, config)
+  exact = reward + discount * solver.exact_value(graph.solved[child])
+  return jnp.select(
+      [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
+       kind == graph_lib.CORRECTION,
+       (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END)],
+      [reward, exact, corrected, target], 0.0)
+
+
+def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
+           length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
+           start: chex.Array = 0) -> graph_lib.Graph:
+  """Backs `leaf_value` up ONE game's path.
+
+  Args:
+    graph: ONE game's graph.
+    path_nodes, path_actions: int32[D], the path's edges from the root.
+    length: int32, number of edges on the path (0: nothing to do).
+    leaf_value: f32, the value of the last edge for its parent's mover.
+    config: SearchConfig.
+    start: int32, first edge updated (0: the root; a disconnected exploration
+      trajectory leaves the line above its branch node alone).
+
+  Returns:
+    The graph with node visits/value sums and edge visits/Q updated.
+  """
   max_depth = path_nodes.shape[0]
   # One gather per array: the pre-update statistics of the path.
   visits = graph.visits[path_nodes]
   value_sum = graph.value_sum[path_nodes]
-  transposition = (graph.num_parents[path_nodes] > 1) & (config.backup == "mcgs")
+  transposition = (graph.num_parents[path_nodes] > 1) & config.corrects_transpositions
   edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
   edge_reward = graph.edge_reward[path_nodes, path_actions]
@@ -48,7 +95,7 @@ def backup(graph: graph_lib.Graph, path_nodes, path_actions, length, leaf_value,
     up = jnp.maximum(i - 1, 0)
     plain = edge_reward[up] + edge_discount[up] * value
     target = edge_reward[up] + edge_discount[up] * updated
-    corrected = selection.correction_value(edge_visits[up].astype(jnp.float32), edge_q[up],
+    corrected = correction_value(edge_visits[up].astype(jnp.float32), edge_q[up],
                                            target, config)
     exact_up = edge_reward[up] + edge_discount[up] * exact[i]
     return i - 1, jnp.select([proven[i], transposition[i]], [exact_up, corrected], plain), values

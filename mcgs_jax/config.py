@@ -140,4 +140,26 @@ class SearchConfig:
 
   @property
   def uses_table(self) -> bool:
+    """Nodes are indexed by key in a hash table (every mode but `tree`)."""
     return self.backup in ("mcgs", "tt_cache")
+
+  @property
+  def links_transpositions(self) -> bool:
+    """A new edge whose key is known links to the existing node (a graph)."""
+    return self.backup == "mcgs"
+
+  @property
+  def corrects_transpositions(self) -> bool:
+    """Diverged transpositions end a simulation with a correction (Alg. 2)."""
+    return self.backup == "mcgs"
+
+  @property
+  def caches_evaluations(self) -> bool:
+    """A known key's network result is copied into a new tree node."""
+    return self.backup == "tt_cache"
+
+  @property
+  def stops_early(self) -> bool:
+    """Games may stop before `num_simulations` (a proven root, an evaluation
+    budget, or the last step of `leaves_per_step` leaves)."""
+    return self.solver or self.max_nn_evals is not None or self.leaves_per_step > 1

@@ -5,6 +5,7 @@ Node 0 is the root. Values are from the point of view of the player to move
 at the node (`value_sum`, `nn_value`) or at the edge's parent (`edge_q`).
 """
 
+import dataclasses
 from typing import Any
 
 import chex
@@ -25,22 +26,50 @@ WIN = 1
 LOSS = 2
 DRAW = 3
 
-STAT_FIELDS = (
-    "simulations",          # simulations that backed up a value
-    "nn_evals",             # leaves that needed the network (incl. the root)
-    "transposition_hits",   # new edges linked to an existing node (no network call)
-    "corrections",          # simulations stopped early at a diverged transposition
-    "tt_cache_hits",        # tt_cache mode: network results copied from the table
-    "terminal_visits",      # simulations that ended in a terminal transition
-    "solved_visits",        # simulations that ended at a node proven by the solver
-    "explorations",         # eps-greedy / constraint-first trajectories
-    "disconnected",         # of those, backed up from below the root only
-    "collisions",           # leaves_per_step: leaves dropped, edge expanded by an earlier leaf
-    "node_overflows",       # leaves not stored: node arrays full
-    "table_overflows",      # nodes not indexed: no free slot within max_probes
-    "depth_overflows",      # simulations cut at max_depth
-    "nan_evals",            # network outputs with NaN, replaced (uniform prior, value 0)
-)
+# Why a simulation's descent ended (`selection.Selection.kind`); the backup
+# reads it to pick the value of the last edge.
+RUNNING = 0
+EXPAND = 1          # an unexpanded edge: the game model is stepped, the key looked up
+TERMINAL_EDGE = 2   # an edge into a terminal state: exact value, no network
+CORRECTION = 3      # a transposition whose value has diverged: back up the correction
+DEPTH_LIMIT = 4     # max_depth: back up the current estimate of the last edge
+DEAD_END = 5        # a non-terminal node without legal actions: the current estimate
+NO_SIMULATION = 6   # the root has no legal action, is proven, or the game is inactive
+SOLVED_EDGE = 7     # an edge into a node proven by the solver: exact value
+
+
+@chex.dataclass(frozen=True)
+class SearchStats:
+  """Per-game counters, each int32[B] (int32 in one game's view).
+
+  The one definition of the search's counters: the graph carries them and
+  `SearchOutput.stats` returns them. Indexable by name (`stats["nn_evals"]`).
+  """
+  nodes_used: chex.Array          # nodes stored (the next free node index)
+  simulations: chex.Array         # simulations that backed up a value
+  nn_evals: chex.Array            # leaves that needed the network (incl. the root)
+  eval_rows: chex.Array           # rows sent to `eval_fn` (incl. the root): with
+                                  # leaves_per_step L, L per step whatever they needed
+  transposition_hits: chex.Array  # new edges linked to an existing node (no network call)
+  corrections: chex.Array         # simulations stopped early at a diverged transposition
+  tt_cache_hits: chex.Array       # tt_cache mode: network results copied from the table
+  terminal_visits: chex.Array     # simulations that ended in a terminal transition
+  solved_visits: chex.Array       # simulations that ended at a node proven by the solver
+  explorations: chex.Array        # eps-greedy / constraint-first trajectories
+  disconnected: chex.Array        # of those, backed up from below the root only
+  collisions: chex.Array          # leaves_per_step: leaves dropped, edge expanded by an earlier leaf
+  node_overflows: chex.Array      # leaves not stored: node arrays full
+  table_overflows: chex.Array     # nodes not indexed: no free slot within max_probes
+  depth_overflows: chex.Array     # simulations cut at max_depth
+  nan_evals: chex.Array           # network outputs with NaN, replaced (uniform prior, value 0)
+
+  @property
+  def capacity_overflows(self) -> chex.Array:
+    """node_overflows + table_overflows."""
+    return self.node_overflows + self.table_overflows
+
+
+STAT_FIELDS = tuple(field.name for field in dataclasses.fields(SearchStats))
 
 
 @chex.dataclass(frozen=True)
@@ -65,8 +94,7 @@ class Graph:
   # Hash table [B, T].
   table: hash_table.HashTable
   # Counters [B].
-  nodes_used: chex.Array    # int32
-  stats: dict               # name -> int32[B], see STAT_FIELDS
+  stats: SearchStats
 
   @property
   def batch_size(self) -> int:
@@ -80,10 +108,20 @@ class Graph:
   def num_actions(self) -> int:
     return self.prior.shape[-1]
 
+  @property
+  def nodes_used(self) -> chex.Array:
+    """int32[B]: nodes stored, the next free node index."""
+    return self.stats.nodes_used
+
 
 def node_value(visits: chex.Array, value_sum: chex.Array) -> chex.Array:
   """V = value_sum / visits, 0 for empty nodes (guarded division)."""
   return jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1), 0.0)
+
+
+def gather_nodes(tree: Any, index: chex.Array) -> Any:
+  """One node per game: tree [B, N, ...], index int32[B] -> tree [B, ...]."""
+  return jax.tree.map(lambda x: jax.vmap(lambda row, i: row[i])(x, index), tree)
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
@@ -112,8 +150,7 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       edge_reward=zeros((n, a), jnp.float32),
       edge_discount=zeros((n, a), jnp.float32),
       table=table,
-      nodes_used=zeros((), jnp.int32),
-      stats={name: zeros((), jnp.int32) for name in STAT_FIELDS},
+      stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
   )
 
 
@@ -148,8 +185,8 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
 
 
 def add_stats(graph: Graph, **increments) -> Graph:
-  """Adds int/bool increments to the named counters (one game's view)."""
-  stats = dict(graph.stats)
-  for name, inc in increments.items():
-    stats[name] = stats[name] + jnp.asarray(inc, jnp.int32)
-  return graph.replace(stats=stats)
+  """Adds int/bool increments to the named counters (one game's view, or
+  increments of shape [B] on a batch)."""
+  stats = graph.stats
+  return graph.replace(stats=stats.replace(**{
+      name: stats[name] + jnp.asarray(inc, jnp.int32) for name, inc in increments.items()}))

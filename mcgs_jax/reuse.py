@@ -25,11 +25,12 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
+from mcgs_jax import policies
 from mcgs_jax import search as search_lib
 
 # Graph fields without a node axis; every other field is [B, N, ...] and is
 # moved with its node, so node fields added to `Graph` later need no edits here.
-_NOT_NODE_FIELDS = ("table", "nodes_used", "stats")
+_NOT_NODE_FIELDS = ("table", "stats")
 
 
 def _node_fields(graph: graph_lib.Graph) -> list[str]:
@@ -158,15 +159,15 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
       lambda c: jnp.zeros(capacity, jnp.int32).at[jnp.where(c >= 0, c, capacity).reshape(-1)]
       .add(1, mode="drop"))(child)
 
-  stats = {name: jnp.zeros_like(value) for name, value in graph.stats.items()}
+  stats = jax.tree.map(jnp.zeros_like, graph.stats).replace(nodes_used=count)
   if config.uses_table:
     table, overflows = jax.vmap(
         lambda key, n: _index_nodes(key, n, graph.table.nodes.shape[-1], config.max_probes))(
             moved["key"], count)
-    stats["table_overflows"] = overflows
+    stats = stats.replace(table_overflows=overflows)
   else:
     table = blank.table
-  return graph.replace(table=table, nodes_used=count, stats=stats, **moved), kept
+  return graph.replace(table=table, stats=stats, **moved), kept
 
 
 def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.Array,
@@ -200,7 +201,7 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
   kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
   if config.dirichlet_fraction > 0:
     legal = advanced.child[:, 0] != graph_lib.ILLEGAL
-    noisy = search_lib._add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)  # pylint: disable=protected-access
+    noisy = policies.add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)
     advanced = advanced.replace(prior=advanced.prior.at[:, 0].set(noisy))
 
   def select(reused, new):

@@ -23,6 +23,9 @@ blocks), PUCT when there is none. Such a trajectory is disconnected: the
 backup stops at the branch node, so the line above it keeps its statistics.
 """
 
+import functools
+from typing import Any
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -31,15 +34,16 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
 
-# Why a simulation's descent ended.
-RUNNING = 0
-EXPAND = 1
-TERMINAL_EDGE = 2
-CORRECTION = 3
-DEPTH_LIMIT = 4
-DEAD_END = 5
-NO_SIMULATION = 6   # the root has no legal action (terminal) or is proven: nothing to do
-SOLVED_EDGE = 7
+# Why a simulation's descent ended (defined with the graph, where the backup
+# reads them too).
+RUNNING = graph_lib.RUNNING
+EXPAND = graph_lib.EXPAND
+TERMINAL_EDGE = graph_lib.TERMINAL_EDGE
+CORRECTION = graph_lib.CORRECTION
+DEPTH_LIMIT = graph_lib.DEPTH_LIMIT
+DEAD_END = graph_lib.DEAD_END
+NO_SIMULATION = graph_lib.NO_SIMULATION
+SOLVED_EDGE = graph_lib.SOLVED_EDGE
 
 # Exploration modes of a simulation.
 NO_EXPLORATION = 0
@@ -73,49 +77,41 @@ def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig
   return jnp.log((total_visits + config.c_base + 1.0) / config.c_base) + config.c_init
 
 
-def puct_scores(graph: graph_lib.Graph, node: chex.Array,
-                config: config_lib.SearchConfig) -> chex.Array:
-  """Q(s, a) + U(s, a) for every action of `node`; -inf on illegal actions.
+def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.SearchConfig,
+                virtual_visits: chex.Array | None = None) -> chex.Array:
+  """Q(s, a) + U(s, a) for every action of `node` of ONE game; -inf on
+  illegal (and solver-pruned) actions.
 
   U = c(s) * P(s, a) * sqrt(1 + sum_b N(s, b)) / (1 + N(s, a)) (eq. 3-4).
   The node's own evaluation counts as one visit under the square root (as in
   mctx); without it the first descent through every fresh node would ignore
   the prior and take the lowest legal action.
+
+  Args:
+    graph: ONE game's graph.
+    node: int32 node index.
+    config: SearchConfig.
+    virtual_visits: optional int32[N, A], pending leaves of this step through
+      each edge (`leaves_per_step`): each counts as a visit that lost
+      (value_min), N' = N + v, Q' = (N Q + v value_min) / N'.
+
+  Returns:
+    f32[A] scores.
   """
   edge_visits = graph.edge_visits[node].astype(jnp.float32)
+  edge_q = graph.edge_q[node]
+  if virtual_visits is not None:
+    pending = virtual_visits[node].astype(jnp.float32)
+    edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
+                       / jnp.maximum(edge_visits + pending, 1.0), edge_q)
+    edge_visits = edge_visits + pending
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
   legal = _allowed(graph, node, config)
-  q = jnp.where(edge_visits > 0, graph.edge_q[node], config.q_init)
+  q = jnp.where(edge_visits > 0, edge_q, config.q_init)
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
   return jnp.where(legal, q + u, -jnp.inf)
-
-
-def correction_value(edge_visits, edge_q, target, config: config_lib.SearchConfig):
-  """The value that pulls Q(s, a) onto `target` in one running-mean update:
-  clip(N * (target - Q) + target, V_min, V_max); `target` itself when N = 0."""
-  corrected = jnp.clip(edge_visits * (target - edge_q) + target,
-                       config.value_min, config.value_max)
-  return jnp.where(edge_visits > 0, corrected, target)
-
-
-def stop_value(graph: graph_lib.Graph, sel: Selection, config: config_lib.SearchConfig):
-  """The value of the last edge of a simulation that ends without expanding
-  (terminal, proven, correction, depth limit, dead end; 0 for the others),
-  from the graph's current statistics: read at backup time, so earlier leaves
-  of a step (`leaves_per_step`) are taken into account."""
-  parent, action = sel.parent, sel.action
-  reward, discount = graph.edge_reward[parent, action], graph.edge_discount[parent, action]
-  child = jnp.maximum(graph.child[parent, action], 0)
-  target = reward + discount * graph_lib.node_value(graph.visits[child], graph.value_sum[child])
-  corrected = correction_value(graph.edge_visits[parent, action].astype(jnp.float32),
-                               graph.edge_q[parent, action], target, config)
-  exact = reward + discount * solver.exact_value(graph.solved[child])
-  kind = sel.kind
-  return jnp.select([kind == TERMINAL_EDGE, kind == SOLVED_EDGE, kind == CORRECTION,
-                     (kind == DEPTH_LIMIT) | (kind == DEAD_END)],
-                    [reward, exact, corrected, target], 0.0)
 
 
 def _allowed(graph, node, config):
@@ -183,15 +179,28 @@ def _explore_action(graph, node, puct_action, explore, config):
 
 
 def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
-           explore: Exploration | None = None) -> Selection:
-  """Descends from the root of ONE game's graph; see the module docstring."""
+           explore: Exploration | None = None,
+           virtual_visits: chex.Array | None = None) -> Selection:
+  """Descends from the root of ONE game's graph; see the module docstring.
+
+  Args:
+    graph: ONE game's graph.
+    config: SearchConfig.
+    explore: this simulation's Exploration plan, or None (plain PUCT).
+    virtual_visits: optional int32[N, A] pending leaves of the step, which
+      steer PUCT away (`puct_scores`); the transposition test reads the real
+      statistics, which they never enter.
+
+  Returns:
+    Selection.
+  """
   max_depth = config.max_depth
-  use_corrections = config.backup == "mcgs"
+  use_corrections = config.corrects_transpositions
   exploring = explore is not None
 
   def body(carry):
     node, depth, _, path_nodes, path_actions, _ = carry
-    scores = puct_scores(graph, node, config)
+    scores = puct_scores(graph, node, config, virtual_visits)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
     following = jnp.bool_(False)
@@ -243,3 +252,36 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
                    action=path_actions[last], start=start, explored=explored)
+
+
+def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
+                 config: config_lib.SearchConfig,
+                 virtual_visits: chex.Array | None = None) -> Selection:
+  """Step 1 for all B games: draws the exploration plans (when
+  `eps_greedy` or `eps_constraint` is on) and descends.
+
+  Args:
+    graph: Graph [B, N, A].
+    rng: a PRNG key (exploration draws).
+    model: the `mcgs_jax.Model` (constraint-first exploration reads its
+      `priority` moves).
+    config: SearchConfig.
+    virtual_visits: optional int32[B, N, A], see `select`.
+
+  Returns:
+    Selection [B].
+  """
+  explore = None
+  if config.eps_greedy > 0 or config.eps_constraint > 0:
+    plan_rng, branch_rng = jax.random.split(jax.random.fold_in(rng, 1))
+    mode, depth, node = jax.vmap(functools.partial(plan_exploration, config=config))(
+        graph, jax.random.split(plan_rng, graph.batch_size))
+    legal = jax.vmap(lambda child, i: child[i] != graph_lib.ILLEGAL)(graph.child, node)
+    if config.eps_constraint > 0:
+      priority = model.priority(graph_lib.gather_nodes(graph.embedding, node), legal) & legal
+    else:
+      priority = jnp.zeros_like(legal)
+    explore = Exploration(mode=mode, depth=depth, priority=priority,
+                          rng=jax.random.split(branch_rng, graph.batch_size))
+  return jax.vmap(functools.partial(select, config=config))(
+      graph, explore=explore, virtual_visits=virtual_visits)

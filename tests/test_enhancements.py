@@ -12,7 +12,7 @@ import pytest
 import envs
 import mcgs_jax
 from envs import tictactoe
-from mcgs_jax import move_selection
+from mcgs_jax import policies
 from tests import fake_evals
 
 ENV = envs.make("tictactoe")
@@ -122,8 +122,8 @@ def _policy(visits, q, **kwargs):
   config = mcgs_jax.SearchConfig(**kwargs)
   visits = jnp.asarray([visits], jnp.int32)
   legal = jnp.ones_like(visits, bool)
-  policy = move_selection.root_policy(visits, jnp.asarray([q], jnp.float32), legal, config)
-  action = move_selection.choose_action(None, policy, visits, jnp.full(visits.shape, 0.25),
+  policy = policies.root_policy(visits, jnp.asarray([q], jnp.float32), legal, config)
+  action = policies.choose_action(None, policy, visits, jnp.full(visits.shape, 0.25),
                                         legal, config)
   return np.asarray(policy[0]), int(action[0])
 
@@ -163,7 +163,7 @@ def test_q_switches_reach_the_search_output():
   config = mcgs_jax.SearchConfig(num_simulations=40, q_value_weight=2.0, q_veto_delta=0.1)
   search = jax.jit(functools.partial(mcgs_jax.search, env=ENV, eval_fn=EVAL, config=config))
   out = search(None, jax.random.PRNGKey(0), _root_state())
-  expected = move_selection.root_policy(out.visit_counts, out.q_values,
+  expected = policies.root_policy(out.visit_counts, out.q_values,
                                         _root_state().legal_action_mask, config)
   np.testing.assert_allclose(out.action_weights, expected, rtol=1e-6)
   np.testing.assert_allclose(np.asarray(out.action_weights).sum(-1), 1.0, rtol=1e-6)

@@ -1,0 +1,208 @@
+"""Growing the graph by one edge: transition, lookup, evaluation, storing.
+
+Steps 2-5 of a simulation (step 1, the descent, is `selection.select`):
+  2. ONE batched `Model.transition` at the selected edges gives the children;
+  3. lookup (vmap) of the children's keys in each game's hash table;
+  4. ONE batched `eval_fn` call (`evaluate`, with NaN handling);
+  5. `expand_and_backup` (vmap): link a transposition, or store and index a
+     new node, then back the leaf value up the path (`backup.backup`).
+"""
+
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import backup as backup_lib
+from mcgs_jax import config as config_lib
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import hash_table
+from mcgs_jax import model as model_lib
+from mcgs_jax import selection
+from mcgs_jax import solver
+
+
+def sanitize(logits: chex.Array, value: chex.Array, legal: chex.Array):
+  """Replaces NaN network outputs by a uniform prior and value 0.
+
+  Args:
+    logits: f32[B, A] prior logits.
+    value: f32[B].
+    legal: bool[B, A].
+
+  Returns:
+    (prior f32[B, A]: softmax over the legal actions, 0 elsewhere;
+     value f32[B]; nan bool[B]: the row had a NaN in a legal logit or value).
+  """
+  bad_logits = jnp.any(jnp.isnan(logits) & legal, axis=-1)
+  bad_value = jnp.isnan(value)
+  logits = jnp.where(bad_logits[..., None], 0.0, logits)
+  masked = jnp.where(legal, logits, -jnp.inf)
+  top = jnp.max(masked, axis=-1, keepdims=True)
+  weights = jnp.where(legal, jnp.exp(masked - jnp.where(jnp.isfinite(top), top, 0.0)), 0.0)
+  total = weights.sum(axis=-1, keepdims=True)
+  prior = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1.0), 0.0)
+  return prior, jnp.where(bad_value, 0.0, value), bad_logits | bad_value
+
+
+def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
+             legal: chex.Array, config: config_lib.SearchConfig):
+  """Step 4: one `eval_fn` call on R rows, checked and sanitised.
+
+  Args:
+    params, rng: passed to `eval_fn`.
+    eval_fn: `(params, rng, embedding [R]) -> (logits [R, A], value [R])`.
+    embedding: pytree [R, ...] of states.
+    legal: bool[R, A].
+    config: reads `node_temperature`.
+
+  Returns:
+    (prior f32[R, A], value f32[R], nan bool[R]), see `sanitize`.
+  """
+  rows, num_actions = legal.shape
+  logits, value = eval_fn(params, rng, embedding)
+  if logits.shape != (rows, num_actions) or value.shape != (rows,):
+    raise ValueError(
+        f"eval_fn must return prior_logits [B, A] = {(rows, num_actions)} and "
+        f"value [B] = {(rows,)}; got {logits.shape} and {value.shape}")
+  logits = logits.astype(jnp.float32)
+  if config.node_temperature != 1.0:
+    # p^(1/T) renormalised is the softmax of logits / T.
+    logits = logits / config.node_temperature
+  return sanitize(logits, value.astype(jnp.float32), legal)
+
+
+def lookup(table: hash_table.HashTable, key: chex.Array, config: config_lib.SearchConfig):
+  """Step 3: (found, free_slot) int32[B] of `key` uint32[B, 2] in each game's
+  table (both -1 in `tree` mode, which keeps no table)."""
+  if not config.uses_table:
+    return (jnp.full(key.shape[:-1], -1, jnp.int32),) * 2
+  return jax.vmap(functools.partial(hash_table.find, max_probes=config.max_probes))(table, key)
+
+
+def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model_lib.Model,
+            config: config_lib.SearchConfig, virtual_visits: chex.Array | None = None):
+  """Steps 1-3 for all games: selection, one batched transition, lookup.
+
+  Returns:
+    (Selection [B], Transition [B] from each selected edge, found int32[B],
+     free_slot int32[B]); see `selection.select_batch` and `lookup`.
+  """
+  sel = selection.select_batch(graph, rng, model, config, virtual_visits)
+  trans = model.transition(params, rng, graph_lib.gather_nodes(graph.embedding, sel.parent),
+                           sel.action)
+  found, free_slot = lookup(graph.table, trans.key, config)
+  return sel, trans, found, free_slot
+
+
+def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: chex.Array,
+               config: config_lib.SearchConfig) -> chex.Array:
+  """bool[B]: the simulation ends at a new leaf that needs the network."""
+  known = (found >= 0) & config.uses_table   # a link (mcgs) or a cached result (tt_cache)
+  return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
+
+
+def deactivate(sel: selection.Selection, active: chex.Array) -> selection.Selection:
+  """Games with `active` False (bool[B]) run no simulation: their backup is a
+  no-op."""
+  return sel.replace(kind=jnp.where(active, sel.kind, graph_lib.NO_SIMULATION))
+
+
+def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
+                      trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
+                      prior: chex.Array, nn_value: chex.Array, nan: chex.Array,
+                      config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """Step 5 for ONE game (vmap for a batch): expands the selected edge and
+  backs the simulation's value up its path.
+
+  Args:
+    graph: ONE game's graph.
+    sel: its Selection.
+    trans: the Transition from the selected edge.
+    found, free_slot: int32, the lookup of `trans.key`.
+    prior: f32[A], nn_value: f32, nan: bool: the network's (sanitised) output
+      for the child, used when it is stored as a new node.
+    config: SearchConfig.
+
+  Returns:
+    The graph with the edge expanded (a terminal edge, a link to `found`, or a
+    new node, indexed in the table), the path backed up, the counters updated.
+  """
+  collided = (sel.kind == graph_lib.EXPAND) & (
+      graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
+  sel = sel.replace(kind=jnp.where(collided, graph_lib.NO_SIMULATION, sel.kind))
+  # Read before this simulation's writes (which never touch a free stop's edge).
+  stop_value = backup_lib.stop_value(graph, sel.parent, sel.action, sel.kind, config)
+  expand = sel.kind == graph_lib.EXPAND
+  ends_game = expand & trans.terminal
+  hit = expand & ~trans.terminal & (found >= 0)
+  link = hit & config.links_transpositions
+  cache_hit = hit & config.caches_evaluations
+  new_node = expand & ~trans.terminal & ~link
+  evaluated = new_node & ~cache_hit
+
+  safe_found = jnp.maximum(found, 0)
+  leaf_prior = jnp.where(cache_hit, graph.prior[safe_found], prior)
+  leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
+
+  index = graph.nodes_used
+  store = new_node & (index < graph.capacity)
+  graph = graph_lib.write_node(
+      graph, jnp.where(store, index, graph.capacity), key=trans.key,
+      embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
+      value=leaf_nn_value, num_parents=1)
+  indexed = store & (found < 0) & config.uses_table
+  table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
+
+  parent, action = sel.parent, sel.action
+  child_code = jnp.select([ends_game, link, store], [graph_lib.TERMINAL, found, index],
+                          graph.child[parent, action])
+  edge_row = jnp.where(expand, parent, graph.capacity)
+  graph = graph.replace(
+      table=table,
+      stats=graph.stats.replace(nodes_used=index + store),
+      # gathered + 1, not a scatter-add: keeps the update in place (backup.py).
+      num_parents=graph.num_parents.at[jnp.where(link, found, graph.capacity)].set(
+          graph.num_parents[safe_found] + 1, mode="drop"),
+      child=graph.child.at[edge_row, action].set(child_code, mode="drop"),
+      edge_reward=graph.edge_reward.at[edge_row, action].set(trans.reward, mode="drop"),
+      edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),
+  )
+
+  linked_value = graph_lib.node_value(graph.visits[safe_found], graph.value_sum[safe_found])
+  expanded_value = trans.reward + trans.discount * jnp.where(
+      ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
+  leaf_value = jnp.where(expand, expanded_value, stop_value)
+  simulated = sel.kind != graph_lib.NO_SIMULATION
+  length = jnp.where(simulated, sel.length, 0)
+  if config.solver:
+    # The node the last edge leads to (new, linked, or one whose moves are all
+    # proven losses) is examined first, then the path up to the root.
+    last_child = jnp.where(simulated, graph.child[parent, action], -1)
+    graph = solver.solve_path(graph, sel.path_nodes, length, last_child)
+    safe_last = jnp.maximum(last_child, 0)
+    leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
+    leaf_value = jnp.where(
+        leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
+        * solver.exact_value(graph.solved[safe_last]), leaf_value)
+  graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions, length, leaf_value,
+                            config, start=sel.start)
+  return graph_lib.add_stats(
+      graph,
+      simulations=simulated,
+      nn_evals=evaluated,
+      transposition_hits=link,
+      corrections=sel.kind == graph_lib.CORRECTION,
+      tt_cache_hits=cache_hit,
+      terminal_visits=ends_game | (sel.kind == graph_lib.TERMINAL_EDGE),
+      solved_visits=sel.kind == graph_lib.SOLVED_EDGE,
+      collisions=collided,
+      explorations=simulated & sel.explored,
+      disconnected=simulated & (sel.start > 0),
+      node_overflows=new_node & ~store,
+      table_overflows=indexed & (free_slot < 0),
+      depth_overflows=sel.kind == graph_lib.DEPTH_LIMIT,
+      nan_evals=evaluated & nan,
+  )

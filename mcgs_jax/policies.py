@@ -1,0 +1,171 @@
+"""Root policy and move choice: root noise, the policy after the search, the move.
+
+pi(a) = N(root, a) / sum_b N(root, b) (eq. 12 with tau = 1). With Q-value
+move selection on (`q_value_weight` > 0), let a_alpha and a_beta be the most
+and second most visited actions and Q_delta = Q(a_beta) - Q(a_alpha) (eq. 13):
+when Q_delta > 0, pi(a_beta) += q_value_weight * Q_delta * pi(a_alpha)
+(eq. 14-15), then pi is renormalised. With the Q-veto (`q_veto_delta` > 0),
+when Q_delta > q_veto_delta the two actions swap their weights, so a second
+move that has been found clearly better is played at once, as the reference
+engine does. The played move is the argmax of pi (ties: higher prior), or a
+draw from pi^(1/T) with `visit_temperature` T > 0.
+
+`summarize` reads all of it off the root of each game into a `SearchOutput`.
+"""
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import config as config_lib
+from mcgs_jax import graph as graph_lib
+from mcgs_jax import solver
+
+
+@chex.dataclass(frozen=True)
+class SearchOutput:
+  """What `search` returns for a batch of B games (A actions)."""
+  action: chex.Array          # int32[B], the played move (see choose_action)
+  action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
+                              # the Q-value corrections (0 on illegal)
+  root_value: chex.Array      # f32[B], V(root) from the root mover's view
+  q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
+  visit_counts: chex.Array    # int32[B, A]
+  root_solved: chex.Array     # int32[B], graph.UNKNOWN/WIN/LOSS/DRAW (solver)
+  root_end_in_ply: chex.Array  # int32[B], plies to the end of a proven root
+  stats: graph_lib.SearchStats  # the counters, each int32[B]
+  graph: graph_lib.Graph        # the searched graph [B, N, A] (for reuse, analysis)
+
+
+def add_dirichlet_noise(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,
+                        config: config_lib.SearchConfig) -> chex.Array:
+  """AlphaZero's root exploration noise.
+
+  Args:
+    rng: a PRNG key.
+    prior: f32[B, A] root priors.
+    legal: bool[B, A].
+    config: reads `dirichlet_fraction` f and `dirichlet_alpha`.
+
+  Returns:
+    f32[B, A]: (1 - f) prior + f Dir(alpha) over each game's legal actions.
+  """
+  # Gamma(alpha) draws normalised over the legal actions are Dir(alpha).
+  gammas = jnp.where(legal, jax.random.gamma(rng, config.dirichlet_alpha, prior.shape), 0.0)
+  total = gammas.sum(axis=-1, keepdims=True)
+  noise = jnp.where(total > 0, gammas / jnp.where(total > 0, total, 1.0), 0.0)
+  f = config.dirichlet_fraction
+  return (1.0 - f) * prior + f * noise
+
+
+def root_policy(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
+                config: config_lib.SearchConfig) -> chex.Array:
+  """Root move distribution after the Q-value corrections.
+
+  Args:
+    visits: int32[B, A] root edge visits.
+    q_values: f32[B, A] root edge Q from the root mover's view.
+    legal: bool[B, A].
+    config: reads `q_value_weight` and `q_veto_delta`.
+
+  Returns:
+    f32[B, A], sums to 1 over games with visits, zeros otherwise.
+  """
+  visits = jnp.where(legal, visits, 0).astype(jnp.float32)
+  total = visits.sum(axis=-1, keepdims=True)
+  pi = jnp.where(total > 0, visits / jnp.maximum(total, 1.0), 0.0)
+  if config.q_value_weight <= 0 and config.q_veto_delta <= 0:
+    return pi
+  num_actions = visits.shape[-1]
+  # The two most visited actions (lowest index first among equals).
+  first = jnp.argmax(visits, axis=-1)
+  others = jnp.where(jnp.arange(num_actions) == first[:, None], -1.0, visits)
+  second = jnp.argmax(others, axis=-1)
+  take = lambda x, i: jnp.take_along_axis(x, i[:, None], axis=-1)[:, 0]
+  has_second = take(others, second) > 0
+  q_delta = jnp.where(has_second, take(q_values, second) - take(q_values, first), 0.0)
+  pi_first, pi_second = take(pi, first), take(pi, second)
+  one_hot = lambda i: jax.nn.one_hot(i, num_actions, dtype=pi.dtype)
+  if config.q_value_weight > 0:
+    boost = jnp.where(q_delta > 0, config.q_value_weight * q_delta * pi_first, 0.0)
+    pi = pi + boost[:, None] * one_hot(second)
+    pi_second = pi_second + boost
+  if config.q_veto_delta > 0:
+    veto = (q_delta > config.q_veto_delta)[:, None]
+    swapped = (pi + (pi_second - pi_first)[:, None] * one_hot(first)
+               + (pi_first - pi_second)[:, None] * one_hot(second))
+    pi = jnp.where(veto, swapped, pi)
+  norm = pi.sum(axis=-1, keepdims=True)
+  return jnp.where(norm > 0, pi / jnp.where(norm > 0, norm, 1.0), 0.0)
+
+
+def choose_action(rng: chex.PRNGKey | None, policy: chex.Array, visits: chex.Array,
+                  prior: chex.Array, legal: chex.Array,
+                  config: config_lib.SearchConfig) -> chex.Array:
+  """int32[B]: argmax of `policy` (prior breaks ties; the highest-prior legal
+  action without visits), or a draw from policy^(1/T) when T > 0."""
+  # Visit fractions differ by at least 1 / total unless tied; the prior term
+  # (< half of that) only breaks ties.
+  total = visits.sum(axis=-1, keepdims=True).astype(jnp.float32)
+  score = jnp.where(legal, policy + 0.5 * prior / (total + 1.0), -1.0)
+  action = jnp.argmax(score, axis=-1)
+  if config.visit_temperature > 0:
+    if rng is None:
+      raise ValueError("the move is drawn at random when visit_temperature > 0: pass an rng")
+    has_policy = policy.sum(axis=-1) > 0
+    logits = jnp.where(policy > 0, jnp.log(jnp.maximum(policy, 1e-30))
+                       / config.visit_temperature, -jnp.inf)
+    drawn = jax.random.categorical(rng, jnp.where(has_policy[:, None], logits, 0.0), axis=-1)
+    action = jnp.where(has_policy, drawn, action)
+  return action.astype(jnp.int32)
+
+
+def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
+              rng: chex.PRNGKey | None = None) -> SearchOutput:
+  """Reads the move choice and statistics off the root of each game.
+
+  Args:
+    graph: Graph [B, N, A] after the simulations.
+    config: SearchConfig.
+    rng: a PRNG key, needed only with `config.visit_temperature > 0` (the
+      move is drawn).
+
+  Returns:
+    SearchOutput [B].
+  """
+  visits = graph.edge_visits[:, 0]
+  legal = graph.child[:, 0] != graph_lib.ILLEGAL
+  q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
+                       -jnp.inf)
+  root_value = graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0])
+  if config.solver:
+    # Proven losses get no weight (unless every move is one).
+    pruned = jax.vmap(solver.pruned_moves, in_axes=(0, None))(graph, jnp.int32(0))
+    legal &= ~pruned | jnp.all(pruned | ~legal, axis=-1, keepdims=True)
+  policy = root_policy(visits, q_values, legal, config)
+  # No simulation ran (num_simulations=0, an evaluation budget of 1): the
+  # root's prior over its legal moves is the best policy there is, for the
+  # move and as a training target.
+  prior = jnp.where(legal, graph.prior[:, 0], 0.0)
+  prior_total = prior.sum(axis=-1, keepdims=True)
+  unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
+  policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
+  action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
+  if config.solver:
+    # A proven root plays the shortest win (longest loss) and learns it.
+    proven_action, root_proven = solver.proven_choice(graph)
+    action = jnp.where(root_proven, proven_action, action)
+    policy = jnp.where(root_proven[:, None],
+                       jax.nn.one_hot(proven_action, policy.shape[-1]), policy)
+    root_value = jnp.where(root_proven, solver.exact_value(graph.solved[:, 0]), root_value)
+  return SearchOutput(
+      action=action,
+      action_weights=policy,
+      root_value=root_value,
+      root_solved=graph.solved[:, 0],
+      root_end_in_ply=graph.end_in_ply[:, 0],
+      q_values=q_values,
+      visit_counts=visits,
+      stats=graph.stats,
+      graph=graph,
+  )
