@@ -191,7 +191,7 @@ def rollout_baseline(env: Any, num_simulations: int = 800) -> SearchAgent:
 def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
   """Pons score after each column of one Connect-4 position, from the side
   that moves next there (None for a full column), as
-  `envs.connect4.solve_columns` but from bitboards.
+  `envs.connect4_solver.solve_columns` but from bitboards.
 
   Args:
     position: uint32[2], the stones of the player to move (stored form).
