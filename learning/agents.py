@@ -160,7 +160,7 @@ class Connect4SolverAgent(Agent):
   grows steeply with the empty cells: end games take well under a
   millisecond, positions with 15-28 stones milliseconds, but openings with
   under 10 stones can take seconds to minutes per position (see the
-  README's solver table), so use it on positions with enough stones. The
+  solver table in docs/benchmarks.md), so use it on positions with enough stones. The
   solver's 128 MiB table is allocated on first use.
 
   Attributes:
