@@ -303,34 +303,18 @@ def render(state: State) -> str:
   return "\n".join(lines)
 
 
-def solve(moves: str) -> int:
-  """Exact score of the position after `moves`, from the side to move.
-
-  Pons' convention: a win with the side to move's k-th stone scores 22 - k,
-  a draw 0, a loss with the opponent's k-th stone -(22 - k). Uses the
-  process-wide solver of `envs.connect4_solver` (numba, imported on first
-  use), whose transposition table persists between calls.
-
-  Args:
-    moves: columns '1'..'7' from the empty board, first player first.
-
-  Raises:
-    ValueError: on invalid moves or if the game is already won; a full board
-      without a win scores 0.
-  """
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top  (numba only when used)
-  return connect4_solver.default_solver().solve(moves)
+# The exact solver depends on this module, not the other way round: `solve`
+# and `solve_columns` live in `envs.connect4_solver`. The old names here are
+# deprecated aliases, resolved on first access so that importing this env
+# never loads the solver (or numba).
+_MOVED_TO_SOLVER = ("solve", "solve_columns")
 
 
-def solve_columns(moves: str) -> list:
-  """Score after playing each column, from the side that moves next there.
-
-  Returns:
-    7 entries, None for a full column; a column that wins at once is worth
-    -(22 - stones of the winner). `solve(moves) == -min` of the other entries.
-
-  Raises:
-    ValueError: as `solve`.
-  """
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top  (numba only when used)
-  return connect4_solver.default_solver().solve_columns(moves)
+def __getattr__(name):
+  if name in _MOVED_TO_SOLVER:
+    import importlib  # pylint: disable=g-import-not-at-top
+    import warnings  # pylint: disable=g-import-not-at-top
+    warnings.warn(f"envs.connect4.{name} moved to envs.connect4_solver.{name}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module("envs.connect4_solver"), name)
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -322,3 +322,34 @@ def default_solver() -> Solver:
   if _SOLVER is None:
     _SOLVER = Solver()
   return _SOLVER
+
+
+def solve(moves: str) -> int:
+  """Exact score of the position after `moves`, from the side to move.
+
+  Pons' convention: a win with the side to move's k-th stone scores 22 - k,
+  a draw 0, a loss with the opponent's k-th stone -(22 - k). Uses the
+  process-wide solver (`default_solver`), whose transposition table persists
+  between calls.
+
+  Args:
+    moves: columns '1'..'7' from the empty board, first player first.
+
+  Raises:
+    ValueError: on invalid moves or if the game is already won; a full board
+      without a win scores 0.
+  """
+  return default_solver().solve(moves)
+
+
+def solve_columns(moves: str) -> list:
+  """Score after playing each column, from the side that moves next there.
+
+  Returns:
+    7 entries, None for a full column; a column that wins at once is worth
+    -(22 - stones of the winner). `solve(moves) == -min` of the other entries.
+
+  Raises:
+    ValueError: as `solve`.
+  """
+  return default_solver().solve_columns(moves)

@@ -6,7 +6,7 @@
 
 Each position is timed on its own: the transposition table is emptied before
 it (untimed, and O(1) thanks to generation tags), so times do not depend on
-the order of the file. `--keep-table` keeps it instead, as `envs.connect4.solve`
+the order of the file. `--keep-table` keeps it instead, as `envs.connect4_solver.solve`
 does. One untimed call compiles (or loads from numba's cache) first.
 
 Prints one row per set and writes them to `--csv` (results/bench_solver.csv).

@@ -4,7 +4,7 @@
   python -m experiments.connect4_accuracy --sets L2_R1 --sims 200 --limit 100
   python -m experiments.connect4_accuracy --searches mcgs tree mctx openspiel
   python -m experiments.connect4_accuracy --positions my.txt   # MOVES per line, labelled by
-                                                                # envs.connect4.solve_columns
+                                                                # envs.connect4_solver.solve_columns
   python -m experiments.connect4_accuracy --generate 200 --stones 10-20 --positions-out gen.txt
 
 For every position the search picks a move; with the exact score of every
@@ -106,7 +106,9 @@ def load_set(name: str, limit: int | None = None) -> list[Position]:
 
 def label(moves: str) -> Position:
   """Scores every column with the project's exact solver."""
-  return Position(moves, tuple(connect4.solve_columns(moves)))
+  # Imported here: numba compiles the solver on first use.
+  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
+  return Position(moves, tuple(connect4_solver.solve_columns(moves)))
 
 
 def load_positions(path: str, limit: int | None = None) -> list[Position]:

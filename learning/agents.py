@@ -160,7 +160,7 @@ class Connect4SolverAgent(Agent):
   grows steeply with the empty cells: end games take well under a
   millisecond, positions with 15-28 stones milliseconds, but openings with
   under 10 stones can take seconds to minutes per position (see the
-  README's solver table), so use it on positions with enough stones. The
+  solver table in docs/benchmarks.md), so use it on positions with enough stones. The
   solver's 128 MiB table is allocated on first use.
 
   Attributes:
@@ -191,7 +191,7 @@ def rollout_baseline(env: Any, num_simulations: int = 800) -> SearchAgent:
 def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
   """Pons score after each column of one Connect-4 position, from the side
   that moves next there (None for a full column), as
-  `envs.connect4.solve_columns` but from bitboards.
+  `envs.connect4_solver.solve_columns` but from bitboards.
 
   Args:
     position: uint32[2], the stones of the player to move (stored form).

@@ -1,6 +1,6 @@
 """A plain-Python reference MCGS: dicts, floats, and the paper's Algorithms 1
-and 2 written literally, with the sign convention of DESIGN section 4
-(Q_phi = clip(N * (target - Q) + target)). Slow and obviously correct; the
+and 2 written literally, with the sign convention of docs/algorithm.md
+("Sign convention", "The correction": Q_phi = clip(N * (target - Q) + target)). Slow and obviously correct; the
 JAX search must agree with it simulation by simulation.
 
 Values are from the point of view of the player to move at a node; an edge's

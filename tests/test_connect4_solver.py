@@ -4,9 +4,14 @@ Fast tests check an evenly spaced sample of every set; the `slow` ones check
 every position's score, and the column files (the opening ones sampled).
 """
 
+import ast
+import pathlib
+import subprocess
+import sys
+
 import pytest
 
-from envs import connect4
+from envs import connect4_solver
 from experiments import pons_data
 
 SETS = tuple(f"Test_{name}" for name in pons_data.SETS)
@@ -52,32 +57,32 @@ def _fast_rows(name: str) -> list:
 
 
 def test_golden_examples():
-  assert connect4.solve("4455") == 18
-  assert connect4.solve("44455554221") == -15
+  assert connect4_solver.solve("4455") == 18
+  assert connect4_solver.solve("44455554221") == -15
 
 
 @pytest.mark.parametrize("name", SETS)
 def test_sample_scores(name):
   for moves, score in _fast_rows(name):
-    assert connect4.solve(moves) == score, moves
+    assert connect4_solver.solve(moves) == score, moves
 
 
 @pytest.mark.parametrize("name", [n for n in SETS if FAST_COLUMNS[n]])
 def test_sample_columns(name):
   for moves, values in _sample(_deepest_first(_columns(name), name), FAST_COLUMNS[name]):
-    got = connect4.solve_columns(moves)
+    got = connect4_solver.solve_columns(moves)
     assert got == values, moves
-    assert connect4.solve(moves) == -min(v for v in got if v is not None)
+    assert connect4_solver.solve(moves) == -min(v for v in got if v is not None)
 
 
 def test_immediate_win_column_value():
   # 32 stones, first player to move; columns 1 and 2 each complete four with
   # their 17th stone: worth -(22 - 17) to the opponent, who would move next.
   moves = "27431475612667316366545723354545"
-  values = connect4.solve_columns(moves)
+  values = connect4_solver.solve_columns(moves)
   assert values[:2] == [-5, -5]
   assert values[4:6] == [None, None]
-  assert connect4.solve(moves) == 5
+  assert connect4_solver.solve(moves) == 5
 
 
 # A 42-move game without four in a row (found by a seeded random playout).
@@ -85,26 +90,25 @@ DRAWN_GAME = "472424756645422154157737216635626711335331"
 
 
 def test_full_board_and_last_move():
-  assert connect4.solve(DRAWN_GAME) == 0
-  assert connect4.solve(DRAWN_GAME[:-1]) == 0
-  last = connect4.solve_columns(DRAWN_GAME[:-1])
+  assert connect4_solver.solve(DRAWN_GAME) == 0
+  assert connect4_solver.solve(DRAWN_GAME[:-1]) == 0
+  last = connect4_solver.solve_columns(DRAWN_GAME[:-1])
   assert [v for v in last if v is not None] == [0]
   assert last.count(None) == 6
-  assert connect4.solve_columns(DRAWN_GAME) == [None] * 7
+  assert connect4_solver.solve_columns(DRAWN_GAME) == [None] * 7
 
 
 @pytest.mark.parametrize("moves", ["0", "8", "4a", "44 4", "4444444", "1212121", "12121214"])
 def test_invalid_moves(moves):
   with pytest.raises(ValueError):
-    connect4.solve(moves)
+    connect4_solver.solve(moves)
   with pytest.raises(ValueError):
-    connect4.solve_columns(moves)
+    connect4_solver.solve_columns(moves)
 
 
 def test_kept_table_matches_fresh_solver():
   # Table entries are window-independent bounds, so results must not depend
   # on what was solved before.
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
   rows = _sample(_scores("Test_L2_R2"), 10)
   kept = connect4_solver.Solver()
   for moves, score in rows + rows[::-1]:
@@ -122,7 +126,7 @@ def test_kept_table_matches_fresh_solver():
 @pytest.mark.parametrize("name", SETS)
 def test_all_scores(name):
   for moves, score in _scores(name):
-    assert connect4.solve(moves) == score, moves
+    assert connect4_solver.solve(moves) == score, moves
 
 
 # Seven searches a line, and a column's child is often harder than its
@@ -141,4 +145,31 @@ def test_columns_files(name):
     rows = _sample(_deepest_first(rows, name) if name == "Test_L1_R3" else rows,
                    COLUMN_LINES[name])
   for moves, values in rows:
-    assert connect4.solve_columns(moves) == values, moves
+    assert connect4_solver.solve_columns(moves) == values, moves
+
+
+def test_env_does_not_depend_on_the_solver():
+  # The dependency runs one way: connect4_solver imports connect4, and
+  # importing the env loads neither the solver nor numba.
+  root = pathlib.Path(__file__).resolve().parents[1]
+  tree = ast.parse((root / "envs" / "connect4.py").read_text())
+  imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+              for alias in node.names}
+  imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names}
+  assert "connect4_solver" not in imported and "envs.connect4_solver" not in imported
+  code = ("import sys, envs, envs.connect4; "
+          "print('envs.connect4_solver' in sys.modules, 'numba' in sys.modules)")
+  out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                       text=True, check=True)
+  assert out.stdout.split() == ["False", "False"], out.stdout
+
+
+def test_old_names_forward_with_a_deprecation_warning():
+  from envs import connect4  # pylint: disable=g-import-not-at-top
+  with pytest.warns(DeprecationWarning, match="connect4_solver.solve"):
+    assert connect4.solve("4455") == 18
+  with pytest.warns(DeprecationWarning, match="connect4_solver.solve_columns"):
+    assert connect4.solve_columns("4455") == connect4_solver.solve_columns("4455")
+  with pytest.raises(AttributeError):
+    connect4.no_such_name  # pylint: disable=pointless-statement

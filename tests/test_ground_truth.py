@@ -10,6 +10,7 @@ import pytest
 import envs
 import mcgs_jax
 from envs import connect4
+from envs import connect4_solver
 from envs import exhaustive
 from envs import nim
 from experiments import connect4_accuracy
@@ -139,7 +140,7 @@ def test_solver_agent_column_scores_match_the_move_string_solver():
                 "2252576253462244111563365343671351441", "5554224333234511764415115"]:
     state = connect4.from_moves(moves)
     scores = agents.solver_column_scores(state.position, state.mask, int(state.ply))
-    assert scores == connect4.solve_columns(moves)
+    assert scores == connect4_solver.solve_columns(moves)
 
 
 def test_solver_agent_makes_no_error_and_random_play_does():
