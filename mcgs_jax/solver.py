@@ -4,8 +4,8 @@ tree search", Computers and Games 2010).
 
 Values are for the player to move at a node, in {-1 loss, 0 draw, +1 win}.
 Every node keeps a pessimistic and an optimistic bound on its value,
-`graph.pessimistic <= value <= graph.optimistic` (int8, [-1, +1] when
-nothing is known). A move's bounds come through its edge, Q = r + d V(child):
+pess <= value <= opt ([-1, +1] when nothing is known; packed with
+end_in_ply in `graph.bounds`, see `pack` / `unpack`). A move's bounds come through its edge, Q = r + d V(child):
 
   terminal transition:      low = high = sign(r)            (exact)
   edge to a stored child c: low  = sign(r + min(d pess(c), d opt(c)))
@@ -44,12 +44,20 @@ state is always recomputed from all its edges, which makes a node reached
 through a transposition link count for every parent the moment any parent
 looks at it. After each simulation every node of its path (and the node its
 last edge leads to) is up to date, leaf to root, so a proof climbs as far as
-it reaches in one backup. Cost: one vectorised pass recomputes every path
-node from the stored bounds of its children; only when some node changes
-(a proof or a new bound this simulation, or a node proven through another
-parent) does a sequential walk re-examine the path from the deepest changed
-node up to the root, each node seeing the new states of the path nodes below
-it. Most simulations change nothing and pay only the vectorised pass.
+it reaches in one backup.
+
+Cost. Proofs and new bounds are rare (a few percent of simulations), so the
+solver examines only nodes that can change: selection, which reads every
+path node's child bounds anyway for the pruning, flags the deepest path node
+whose stored state lags behind its children (`is_stale`: a child proven
+through another parent); `solve_path` starts at the deepest of that node,
+the last child (when it is a transposition link) and the last parent (when
+its last move has bounds: a terminal transition, a proven or bounded
+child), skips unchanged nodes, and once a node changes walks every node
+above it to the root. A node's bounds and end_in_ply live in one int32 word
+(`graph.bounds`, see `pack`) so reading a node's children costs one read per
+child, done one scalar at a time for up to 32 actions: XLA:CPU runs a small
+vector gather inside the search loops several times slower.
 
 Outcomes are read from rewards: the solver assumes rewards only on the
 game-ending transition, whose sign says who won (+: the mover), and edge
