@@ -47,6 +47,13 @@ class SearchConfig:
       stops a game's search once its root is proven and then plays the
       shortest win (longest loss). Needs outcomes given by the sign of the
       terminal reward and no rewards before the end.
+    solver_bounds: score-bounded solver (Cazenave & Saffidine 2010, needs
+      `solver`): every node also keeps a pessimistic and an optimistic bound
+      on its value in {-1, 0, +1}, max over its moves of the children's
+      negated (swapped) bounds; a node is proven when they meet, so draws
+      get proven without every move below being proven, and selection
+      prunes the moves whose optimistic value is at most the node's
+      pessimistic bound. False (default): Exact-win only.
     max_nn_evals: evaluation budget per game (the root's evaluation
       included): a game stops once it has made this many network calls, and
       a simulation that ends without one (terminal, correction, link, cached
@@ -86,6 +93,7 @@ class SearchConfig:
   q_value_weight: float = 0.0
   q_veto_delta: float = 0.0
   solver: bool = False
+  solver_bounds: bool = False
   max_nn_evals: int | None = None
   leaves_per_step: int = 1
   eps_greedy: float = 0.0
@@ -120,6 +128,8 @@ class SearchConfig:
       raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
     if self.leaves_per_step > 1 and self.max_nn_evals is not None:
       raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
+    if self.solver_bounds and not self.solver:
+      raise ValueError("solver_bounds needs solver=True")
     if self.free_retries < 0:
       raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
     if not self.visit_temperature >= 0:

@@ -181,7 +181,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     # The node the last edge leads to (new, linked, or one whose moves are all
     # proven losses) is examined first, then the path up to the root.
     last_child = jnp.where(simulated, graph.child[parent, action], -1)
-    graph = solver.solve_path(graph, sel.path_nodes, length, last_child)
+    graph = solver.solve_path(graph, sel.path_nodes, length, last_child, sel.stale,
+                              bounds=config.solver_bounds)
     safe_last = jnp.maximum(last_child, 0)
     leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
     leaf_value = jnp.where(

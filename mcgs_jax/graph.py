@@ -25,6 +25,8 @@ UNKNOWN = 0
 WIN = 1
 LOSS = 2
 DRAW = 3
+# `bounds` of a node the solver knows nothing about: value in [-1, +1].
+UNBOUNDED = 2
 
 # Why a simulation's descent ended (`selection.Selection.kind`); the backup
 # reads it to pick the value of the last edge.
@@ -85,6 +87,8 @@ class Graph:
   embedding: Any            # pytree [B, N, ...]
   solved: chex.Array        # int32, UNKNOWN/WIN/LOSS/DRAW (terminal solver)
   end_in_ply: chex.Array    # int32, plies to the game's end along the proof
+  bounds: chex.Array        # int32, solver state packed in one word (one read
+                            # per child): see `solver.pack`
   # Edges [B, N, A].
   child: chex.Array         # int32 node index or UNEXPANDED/TERMINAL/ILLEGAL
   edge_visits: chex.Array   # int32 N(s, a)
@@ -144,6 +148,7 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
           lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
       solved=zeros((n,), jnp.int32),
       end_in_ply=zeros((n,), jnp.int32),
+      bounds=jnp.full((b, n), UNBOUNDED, jnp.int32),
       child=jnp.full((b, n, a), UNEXPANDED, jnp.int32),
       edge_visits=zeros((n, a), jnp.int32),
       edge_q=zeros((n, a), jnp.float32),
@@ -176,6 +181,7 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       embedding=jax.tree.map(put, graph.embedding, embedding),
       solved=put(graph.solved, UNKNOWN),
       end_in_ply=put(graph.end_in_ply, 0),
+      bounds=put(graph.bounds, UNBOUNDED),
       child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),
       edge_visits=put(graph.edge_visits, 0),
       edge_q=put(graph.edge_q, 0.0),

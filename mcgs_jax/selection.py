@@ -70,6 +70,7 @@ class Selection:
   action: chex.Array        # int32, action of the last edge
   start: chex.Array         # int32, first path edge the backup updates
   explored: chex.Array      # bool, an exploration trajectory
+  stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
 
 
 def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig):
@@ -118,7 +119,7 @@ def _allowed(graph, node, config):
   """bool[A]: legal moves not pruned by the solver."""
   allowed = graph.child[node] != graph_lib.ILLEGAL
   if config.solver:
-    allowed &= ~solver.pruned_moves(graph, node)
+    allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
   return allowed
 
 
@@ -199,7 +200,9 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   exploring = explore is not None
 
   def body(carry):
-    node, depth, _, path_nodes, path_actions, _ = carry
+    node, depth, _, path_nodes, path_actions, _, stale = carry
+    if config.solver:
+      stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
     scores = puct_scores(graph, node, config, virtual_visits)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
@@ -239,19 +242,19 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     next_depth = jnp.where(descend, depth + 1, depth)
     # The last edge: at a dead end it is the edge into `node`, one step up.
     length = jnp.where(~has_move, depth, depth + 1)
-    return (next_node, next_depth, kind, path_nodes, path_actions, length)
+    return (next_node, next_depth, kind, path_nodes, path_actions, length, stale)
 
   init = (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
           jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
-          jnp.int32(0))
-  _, _, kind, path_nodes, path_actions, length = jax.lax.while_loop(
+          jnp.int32(0), jnp.int32(-1))
+  _, _, kind, path_nodes, path_actions, length, stale = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING, body, init)
   last = jnp.maximum(length - 1, 0)
   explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
-                   action=path_actions[last], start=start, explored=explored)
+                   action=path_actions[last], start=start, explored=explored, stale=stale)
 
 
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
