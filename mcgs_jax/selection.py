@@ -30,6 +30,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
@@ -100,6 +101,10 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   """
   edge_visits = graph.edge_visits[node].astype(jnp.float32)
   edge_q = graph.edge_q[node]
+  if config.recomputes_values:
+    # katago: a child shared with other parents may have moved since this
+    # node's last backup; Q is read off the child's current value.
+    edge_q = backup_lib.edge_values(graph, node, config)
   if virtual_visits is not None:
     pending = virtual_visits[node].astype(jnp.float32)
     edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
