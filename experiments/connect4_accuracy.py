@@ -17,8 +17,12 @@ child (Pons' `_columns` files, or our solver) a move is
 Rates come with a Wilson 95% interval. Searches ("contestants"):
   mcgs       mcgs_jax.search(backup="mcgs") with random rollouts as eval_fn
   tree       mcgs_jax.search(backup="tree"), same
+  katago     mcgs_jax.search(backup="katago") (KataGo's graph search), same;
+             katago+X takes the enhancements too
   mcgs+X+Y   mcgs with enhancements switched on (see ENHANCEMENTS), e.g.
-             mcgs+solver, mcgs+solver+qvalue, mcgs+all
+             mcgs+solver, mcgs+solver+qvalue, mcgs+all (the paper's four);
+             also ppsoft / pphard (progressive pruning), lcb (LCB move
+             choice), minroot (MantisShrimp's minimum root visits)
   mctx       mctx.muzero_policy on the same env and rollouts (no root noise)
   openspiel  OpenSpiel's C++ MCTSBot (UCT c=2, one random rollout per leaf,
              solve=True), the external reference; one position at a time
@@ -48,7 +52,7 @@ from experiments import benchlib
 from experiments import pons_data
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
-SEARCHES = ("mcgs", "tree", "mctx", "openspiel")
+SEARCHES = ("mcgs", "tree", "katago", "mctx", "openspiel")
 # SearchConfig switches per enhancement name, at the paper's settings.
 ENHANCEMENTS = {
     "solver": dict(solver=True),
@@ -57,6 +61,13 @@ ENHANCEMENTS = {
     "constraint": dict(eps_constraint=0.01),
 }
 ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
+# Further switches (not in "all", the paper's build), at their sources' settings.
+ENHANCEMENTS.update({
+    "ppsoft": dict(progressive_pruning="soft"),   # Bouzy: 100 visits per move, r_d 1
+    "pphard": dict(progressive_pruning="hard"),
+    "lcb": dict(move_choice="lcb"),
+    "minroot": dict(min_root_visit_fraction=0.005),   # MantisShrimp: 4 of 800
+})
 DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
           "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch")

@@ -2,7 +2,9 @@
 
 import dataclasses
 
-BACKUP_MODES = ("mcgs", "tree", "tt_cache")
+BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
+PRUNING_MODES = ("off", "soft", "hard")
+MOVE_CHOICES = ("visits", "lcb")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -12,8 +14,10 @@ class SearchConfig:
   Attributes:
     num_simulations: simulations per search (each ends with one backup).
     backup: "mcgs" (the graph with corrected backpropagation), "tree" (plain
-      AlphaZero MCTS, no transpositions) or "tt_cache" (a tree whose network
-      results are reused from a transposition table).
+      AlphaZero MCTS, no transpositions), "tt_cache" (a tree whose network
+      results are reused from a transposition table) or "katago" (KataGo's
+      graph search: one node per key, each path node's value recomputed from
+      its children, Q(n) = (U(n) + sum_c N(n, c) Q(c)) / (1 + sum_c N(n, c))).
     c_init, c_base: exploration schedule c(s) = log((n + c_base + 1) / c_base)
       + c_init, n = sum_b N(s, b).
     q_init: Q of unvisited edges in selection (-1: pessimistic first play).
@@ -73,6 +77,25 @@ class SearchConfig:
       branch node the untried `priority` move of highest prior is expanded
       (games supply `priority`; Connect-4: immediate wins and blocks); 0
       (default) is off, the paper uses 0.01.
+    progressive_pruning: "off" (default), "soft" or "hard" (Bouzy's
+      progressive pruning, see `pruning`): at a node with at least
+      `pruning_min_visits` visits on two moves and at most
+      `pruning_max_visits_per_move` * #legal visits, a move whose interval
+      [Q - r_d s, Q + r_d s] lies wholly below another move's is left out of
+      selection; "soft" only while that holds, "hard" for good.
+    pruning_r_d: r_d, the interval's half-width in standard errors.
+    pruning_min_visits: visits a move needs before it can be pruned or prune.
+    pruning_max_visits_per_move: no new pruning at a node whose visits exceed
+      this times its number of legal moves.
+    move_choice: "visits" (default: the most visited move, or a draw with
+      `visit_temperature`) or "lcb": the root move of highest lower
+      confidence bound Q - lcb_z * s / sqrt(N) among the moves with at
+      least `lcb_min_visit_fraction` of the most visited move's visits.
+    lcb_z, lcb_min_visit_fraction: see `move_choice`.
+    min_root_visit_fraction: MantisShrimp's minimum root visits: a root move
+      with fewer than this fraction of `num_simulations` visits is selected
+      first (the highest prior first); 0 (default) is off, MantisShrimp
+      uses 0.005 (4 of 800).
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -99,6 +122,14 @@ class SearchConfig:
   eps_greedy: float = 0.0
   eps_constraint: float = 0.0
   free_retries: int = 8
+  progressive_pruning: str = "off"
+  pruning_r_d: float = 1.0
+  pruning_min_visits: int = 100
+  pruning_max_visits_per_move: int = 10000
+  move_choice: str = "visits"
+  lcb_z: float = 1.96
+  lcb_min_visit_fraction: float = 0.1
+  min_root_visit_fraction: float = 0.0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -134,6 +165,27 @@ class SearchConfig:
       raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
     if not self.visit_temperature >= 0:
       raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
+    if self.progressive_pruning not in PRUNING_MODES:
+      raise ValueError(f"progressive_pruning must be one of {PRUNING_MODES}, "
+                       f"got {self.progressive_pruning!r}")
+    if not self.pruning_r_d >= 0:
+      raise ValueError(f"pruning_r_d must be >= 0, got {self.pruning_r_d}")
+    if self.pruning_min_visits < 1:
+      raise ValueError(f"pruning_min_visits must be >= 1, got {self.pruning_min_visits}")
+    if self.pruning_max_visits_per_move < 0:
+      raise ValueError("pruning_max_visits_per_move must be >= 0, got "
+                       f"{self.pruning_max_visits_per_move}")
+    if self.move_choice not in MOVE_CHOICES:
+      raise ValueError(f"move_choice must be one of {MOVE_CHOICES}, got {self.move_choice!r}")
+    if not self.lcb_z >= 0 or not 0 <= self.lcb_min_visit_fraction <= 1:
+      raise ValueError("lcb_z must be >= 0 and lcb_min_visit_fraction in [0, 1], got "
+                       f"{self.lcb_z}, {self.lcb_min_visit_fraction}")
+    if self.move_choice == "lcb" and self.visit_temperature > 0:
+      raise ValueError("move_choice='lcb' picks the move deterministically: it excludes "
+                       "visit_temperature > 0")
+    if not 0 <= self.min_root_visit_fraction < 1:
+      raise ValueError("min_root_visit_fraction must be in [0, 1), got "
+                       f"{self.min_root_visit_fraction}")
 
   @property
   def node_capacity(self) -> int:
@@ -151,12 +203,12 @@ class SearchConfig:
   @property
   def uses_table(self) -> bool:
     """Nodes are indexed by key in a hash table (every mode but `tree`)."""
-    return self.backup in ("mcgs", "tt_cache")
+    return self.backup in ("mcgs", "tt_cache", "katago")
 
   @property
   def links_transpositions(self) -> bool:
     """A new edge whose key is known links to the existing node (a graph)."""
-    return self.backup == "mcgs"
+    return self.backup in ("mcgs", "katago")
 
   @property
   def corrects_transpositions(self) -> bool:
@@ -167,6 +219,17 @@ class SearchConfig:
   def caches_evaluations(self) -> bool:
     """A known key's network result is copied into a new tree node."""
     return self.backup == "tt_cache"
+
+  @property
+  def recomputes_values(self) -> bool:
+    """Each path node's value is recomputed from its children's current
+    values in the backup, and an edge's Q is read off its child (katago)."""
+    return self.backup == "katago"
+
+  @property
+  def hard_pruning(self) -> bool:
+    """Progressive pruning keeps a pruned-edge mask in the graph."""
+    return self.progressive_pruning == "hard"
 
   @property
   def stops_early(self) -> bool:

@@ -20,6 +20,7 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
+from mcgs_jax import pruning
 from mcgs_jax import selection
 from mcgs_jax import solver
 
@@ -190,6 +191,10 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
         * solver.exact_value(graph.solved[safe_last]), leaf_value)
   graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions, length, leaf_value,
                             config, start=sel.start)
+  if config.hard_pruning:
+    graph = pruning.update_hard_pruning(
+        graph, sel.path_nodes, length,
+        lambda g, node: selection._allowed(g, node, config), config)  # pylint: disable=protected-access
   return graph_lib.add_stats(
       graph,
       simulations=simulated,

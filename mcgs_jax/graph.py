@@ -99,6 +99,8 @@ class Graph:
   table: hash_table.HashTable
   # Counters [B].
   stats: SearchStats
+  # Progressive pruning "hard" [B, N, A] ([B, N, 0] otherwise: no memory).
+  pruned: chex.Array        # bool, the edge is pruned for good
 
   @property
   def batch_size(self) -> int:
@@ -129,8 +131,9 @@ def gather_nodes(tree: Any, index: chex.Array) -> Any:
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
-          embedding: Any) -> Graph:
-  """A graph with no nodes; `embedding` is one batch of states [B, ...]."""
+          embedding: Any, pruned_edges: bool = False) -> Graph:
+  """A graph with no nodes; `embedding` is one batch of states [B, ...];
+  `pruned_edges`: allocate the hard-pruning mask (else [B, N, 0])."""
   b, n, a = batch_size, capacity, num_actions
 
   def zeros(shape, dtype):
@@ -156,6 +159,7 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       edge_discount=zeros((n, a), jnp.float32),
       table=table,
       stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
+      pruned=zeros((n, a if pruned_edges else 0), bool),
   )
 
 
@@ -187,6 +191,7 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       edge_q=put(graph.edge_q, 0.0),
       edge_reward=put(graph.edge_reward, 0.0),
       edge_discount=put(graph.edge_discount, 0.0),
+      pruned=put(graph.pruned, False),
   )
 
 

@@ -30,8 +30,10 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import pruning
 from mcgs_jax import solver
 
 # Why a simulation's descent ended (defined with the graph, where the backup
@@ -84,6 +86,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   illegal (and solver-pruned) actions.
 
   U = c(s) * P(s, a) * sqrt(1 + sum_b N(s, b)) / (1 + N(s, a)) (eq. 3-4).
+  Progressively pruned moves score -inf too; with `min_root_visit_fraction`
+  the root's starved moves take over (`pruning.force_min_root_visits`).
   The node's own evaluation counts as one visit under the square root (as in
   mctx); without it the first descent through every fresh node would ignore
   the prior and take the lowest legal action.
@@ -101,6 +105,10 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   """
   edge_visits = graph.edge_visits[node].astype(jnp.float32)
   edge_q = graph.edge_q[node]
+  if config.recomputes_values:
+    # katago: a child shared with other parents may have moved since this
+    # node's last backup; Q is read off the child's current value.
+    edge_q = backup_lib.edge_values(graph, node, config)
   if virtual_visits is not None:
     pending = virtual_visits[node].astype(jnp.float32)
     edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
@@ -112,14 +120,20 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
-  return jnp.where(legal, q + u, -jnp.inf)
+  scores = jnp.where(legal, q + u, -jnp.inf)
+  if config.min_root_visit_fraction > 0:
+    scores = pruning.force_min_root_visits(node, scores, edge_visits, graph.prior[node], config)
+  return scores
 
 
 def _allowed(graph, node, config):
-  """bool[A]: legal moves not pruned by the solver."""
+  """bool[A]: legal moves not pruned by the solver (nor by progressive
+  pruning, which always leaves one)."""
   allowed = graph.child[node] != graph_lib.ILLEGAL
   if config.solver:
     allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
+  if config.progressive_pruning != "off":
+    allowed = pruning.keep_unpruned(graph, node, allowed, config)
   return allowed
 
 

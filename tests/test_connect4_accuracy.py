@@ -61,3 +61,17 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
     assert float(row["preserving"]) >= 0.5
     # An optimal move always keeps the result.
     assert float(row["optimal"]) <= float(row["preserving"])
+
+
+def test_new_switch_rows_run(tmp_path):
+  if not pons_data.path("L3_R1", columns=True).exists():
+    pytest.skip("../shared/data/connect4 not found")
+  searches = ["katago", "mcgs+ppsoft", "mcgs+pphard", "mcgs+lcb", "mcgs+minroot"]
+  for search in searches:
+    acc.search_config(search, 8)
+  assert acc.search_config("katago+lcb", 8).move_choice == "lcb"
+  assert "progressive_pruning" not in acc.ENHANCEMENTS["all"]
+  csv_path = tmp_path / "acc.csv"
+  acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+            "--searches", "katago", "mcgs+pphard+lcb+minroot", "--csv", str(csv_path)])
+  assert len(csv_path.read_text().splitlines()) == 3
