@@ -71,6 +71,10 @@ class SearchStats:
 
 STAT_FIELDS = tuple(field.name for field in dataclasses.fields(SearchStats))
 
+# Graph fields held once per game, without a node axis; every other field is
+# indexed [B, N, ...].
+GAME_FIELDS = ("table", "stats", "root_gumbel", "root_base_visits")
+
 
 @chex.dataclass(frozen=True)
 class Graph:
@@ -95,6 +99,12 @@ class Graph:
   table: hash_table.HashTable
   # Counters [B].
   stats: SearchStats
+  # Gumbel root search (`SearchConfig.root_policy == "gumbel"`), per game [B, A]:
+  # the root's noise g (drawn once per search) and its edge visits when this
+  # search started (nonzero on a re-rooted graph), which the sequential-halving
+  # schedule subtracts.
+  root_gumbel: chex.Array        # f32[B, A]
+  root_base_visits: chex.Array   # int32[B, A]
 
   @property
   def batch_size(self) -> int:
@@ -151,6 +161,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       edge_discount=zeros((n, a), jnp.float32),
       table=table,
       stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
+      root_gumbel=zeros((a,), jnp.float32),
+      root_base_visits=zeros((a,), jnp.int32),
   )
 
 

@@ -8,7 +8,9 @@ when Q_delta > 0, pi(a_beta) += q_value_weight * Q_delta * pi(a_alpha)
 when Q_delta > q_veto_delta the two actions swap their weights, so a second
 move that has been found clearly better is played at once, as the reference
 engine does. The played move is the argmax of pi (ties: higher prior), or a
-draw from pi^(1/T) with `visit_temperature` T > 0.
+draw from pi^(1/T) with `visit_temperature` T > 0. With `root_policy ==
+"gumbel"`, pi is the improved policy softmax(logits + sigma(completed Q)) and
+the move the Gumbel choice (`gumbel.root_decision`).
 
 `summarize` reads all of it off the root of each game into a `SearchOutput`.
 """
@@ -19,6 +21,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
 from mcgs_jax import solver
 
 
@@ -27,7 +30,8 @@ class SearchOutput:
   """What `search` returns for a batch of B games (A actions)."""
   action: chex.Array          # int32[B], the played move (see choose_action)
   action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
-                              # the Q-value corrections (0 on illegal)
+                              # the Q-value corrections, or the Gumbel improved
+                              # policy (0 on illegal)
   root_value: chex.Array      # f32[B], V(root) from the root mover's view
   q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
   visit_counts: chex.Array    # int32[B, A]
@@ -151,6 +155,9 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
   policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
   action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
+  if config.root_policy == "gumbel":
+    # The improved policy, also without simulations (sigma = 0 there: the prior).
+    action, policy = gumbel.root_decision(graph, legal, config)
   if config.solver:
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)
