@@ -5,6 +5,7 @@ import dataclasses
 BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
 PRUNING_MODES = ("off", "soft", "hard")
 MOVE_CHOICES = ("visits", "lcb")
+ROOT_POLICIES = ("puct", "gumbel")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +97,21 @@ class SearchConfig:
       with fewer than this fraction of `num_simulations` visits is selected
       first (the highest prior first); 0 (default) is off, MantisShrimp
       uses 0.005 (4 of 800).
+    root_policy: "puct" (default: PUCT everywhere, the move from the visit
+      counts) or "gumbel" (Gumbel root search, Danihelka et al. 2022, as
+      `mctx.gumbel_muzero_policy`; see `mcgs_jax.gumbel`): Gumbel top-k
+      considered root actions, sequential halving over the simulation budget
+      at the root, the deterministic selection argmax pi'(a) - N(a) / (1 +
+      sum_b N(b)) below it, the move argmax g + logits + sigma(completed Q)
+      among the most visited considered actions, and `action_weights` the
+      improved policy pi' = softmax(logits + sigma(completed Q)).
+    max_considered_actions: gumbel: root actions considered (top-k of
+      g + logits, k = min(this, #legal)).
+    gumbel_scale: gumbel: the root noise is gumbel_scale * Gumbel(0, 1) per
+      action, drawn once per search (`init`, `reroot`); 0 is deterministic.
+    value_scale, maxvisit_init: gumbel: sigma(q) = (maxvisit_init + max_b
+      N(b)) * value_scale * q for the min-max normalised completed Q (mctx's
+      `qtransform_completed_by_mix_value` defaults 0.1 and 50).
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -130,6 +146,11 @@ class SearchConfig:
   lcb_z: float = 1.96
   lcb_min_visit_fraction: float = 0.1
   min_root_visit_fraction: float = 0.0
+  root_policy: str = "puct"
+  max_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  value_scale: float = 0.1
+  maxvisit_init: float = 50.0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -186,6 +207,19 @@ class SearchConfig:
     if not 0 <= self.min_root_visit_fraction < 1:
       raise ValueError("min_root_visit_fraction must be in [0, 1), got "
                        f"{self.min_root_visit_fraction}")
+    if self.root_policy not in ROOT_POLICIES:
+      raise ValueError(f"root_policy must be one of {ROOT_POLICIES}, got {self.root_policy!r}")
+    if self.max_considered_actions < 1:
+      raise ValueError(f"max_considered_actions must be >= 1, got {self.max_considered_actions}")
+    if not self.gumbel_scale >= 0:
+      raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale}")
+    if not (self.value_scale > 0 and self.maxvisit_init >= 0):
+      raise ValueError("value_scale must be > 0 and maxvisit_init >= 0, got "
+                       f"{self.value_scale} and {self.maxvisit_init}")
+    if self.root_policy == "gumbel" and (self.visit_temperature > 0 or self.q_value_weight > 0
+                                         or self.q_veto_delta > 0):
+      raise ValueError("root_policy='gumbel' chooses its move from the improved policy: "
+                       "visit_temperature, q_value_weight and q_veto_delta must be 0")
 
   @property
   def node_capacity(self) -> int:

@@ -73,6 +73,10 @@ class SearchStats:
 
 STAT_FIELDS = tuple(field.name for field in dataclasses.fields(SearchStats))
 
+# Graph fields held once per game, without a node axis; every other field is
+# indexed [B, N, ...].
+GAME_FIELDS = ("table", "stats", "root_gumbel", "root_base_visits")
+
 
 @chex.dataclass(frozen=True)
 class Graph:
@@ -101,6 +105,12 @@ class Graph:
   stats: SearchStats
   # Progressive pruning "hard" [B, N, A] ([B, N, 0] otherwise: no memory).
   pruned: chex.Array        # bool, the edge is pruned for good
+  # Gumbel root search (`SearchConfig.root_policy == "gumbel"`), per game [B, A]:
+  # the root's noise g (drawn once per search) and its edge visits when this
+  # search started (nonzero on a re-rooted graph), which the sequential-halving
+  # schedule subtracts.
+  root_gumbel: chex.Array        # f32[B, A]
+  root_base_visits: chex.Array   # int32[B, A]
 
   @property
   def batch_size(self) -> int:
@@ -160,6 +170,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       table=table,
       stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
       pruned=zeros((n, a if pruned_edges else 0), bool),
+      root_gumbel=zeros((a,), jnp.float32),
+      root_base_visits=zeros((a,), jnp.int32),
   )
 
 

@@ -13,7 +13,9 @@ draw from pi^(1/T) with `visit_temperature` T > 0. With
 confidence bound Q(a) - lcb_z * sigma(a) / sqrt(N(a)) (Park's AlphaZero
 slides, "Play policy"; sigma the Bhatia-Davis bound of `pruning`) among the
 moves with N(a) >= lcb_min_visit_fraction * max_b N(b), which always include
-the most visited one; `action_weights` stay pi, the training target.
+the most visited one; `action_weights` stay pi, the training target. With
+`root_policy == "gumbel"`, pi is the improved policy softmax(logits +
+sigma(completed Q)) and the move the Gumbel choice (`gumbel.root_decision`).
 
 `summarize` reads all of it off the root of each game into a `SearchOutput`.
 """
@@ -24,6 +26,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
 from mcgs_jax import pruning
 from mcgs_jax import solver
 
@@ -33,7 +36,8 @@ class SearchOutput:
   """What `search` returns for a batch of B games (A actions)."""
   action: chex.Array          # int32[B], the played move (see choose_action)
   action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
-                              # the Q-value corrections (0 on illegal)
+                              # the Q-value corrections, or the Gumbel improved
+                              # policy (0 on illegal)
   root_value: chex.Array      # f32[B], V(root) from the root mover's view
   q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
   visit_counts: chex.Array    # int32[B, A]
@@ -187,6 +191,9 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
   policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
   action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config, q_values)
+  if config.root_policy == "gumbel":
+    # The improved policy, also without simulations (sigma = 0 there: the prior).
+    action, policy = gumbel.root_decision(graph, legal, config)
   if config.solver:
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)

@@ -9,7 +9,10 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
   - max_depth (DEPTH_LIMIT) or a non-terminal node without legal actions
     (DEAD_END): back up the current estimate of the last edge.
 With the solver on, proven-losing moves are never selected and a game whose
-root is proven runs no more simulations.
+root is proven runs no more simulations. With `root_policy == "gumbel"` the
+root action follows sequential halving over the Gumbel-considered actions and
+the deeper ones the Gumbel paper's deterministic selection (`gumbel`)
+instead of PUCT.
 
 Exploration (paper, "Random Exploration" and "Constraints"): with probability
 `eps_greedy` a simulation picks a branch depth d = max(floor(-log2(1 - r) - 1),
@@ -33,6 +36,7 @@ import jax.numpy as jnp
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
 from mcgs_jax import pruning
 from mcgs_jax import solver
 
@@ -212,12 +216,20 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
+  use_gumbel = config.root_policy == "gumbel"
+  if use_gumbel:
+    # The root's statistics do not change during a descent: scored once.
+    root_scores = gumbel.root_scores(graph, _allowed(graph, 0, config), config, virtual_visits)
 
   def body(carry):
     node, depth, _, path_nodes, path_actions, _, stale = carry
     if config.solver:
       stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
-    scores = puct_scores(graph, node, config, virtual_visits)
+    if use_gumbel:
+      scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
+          graph, node, _allowed(graph, node, config), config, virtual_visits))
+    else:
+      scores = puct_scores(graph, node, config, virtual_visits)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
     following = jnp.bool_(False)
