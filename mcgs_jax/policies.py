@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
+from mcgs_jax import depth_i
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
 
@@ -151,6 +152,9 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
   policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
   action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
+  if config.depth_i:
+    minimax, has_minimax = depth_i.minimax_action(graph, legal, config)
+    action = jnp.where(has_minimax, minimax, action)
   if config.solver:
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)
