@@ -6,6 +6,7 @@ BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
 PRUNING_MODES = ("off", "soft", "hard")
 MOVE_CHOICES = ("visits", "lcb")
 ROOT_POLICIES = ("puct", "gumbel")
+EXPANSION_POLICIES = ("all", "visits", "probability")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +113,22 @@ class SearchConfig:
     value_scale, maxvisit_init: gumbel: sigma(q) = (maxvisit_init + max_b
       N(b)) * value_scale * q for the min-max normalised completed Q (mctx's
       `qtransform_completed_by_mix_value` defaults 0.1 and 50).
+    rave: AMAF statistics per node (`rave.py`): selection uses
+      (1 - beta) Q + beta Q_amaf, beta = N_amaf / (N + N_amaf + 4 b^2 N N_amaf)
+      (Silver's RAVE). Only meaningful where an action means the same move
+      at every depth (Connect-4 columns, Nim moves). False (default) is off.
+    rave_b: the RAVE bias b above (set empirically).
+    expansion_policy: when a new position reached by a simulation is stored
+      as a node (`expansion_policy.py`): "all" (default: always), "visits"
+      (once its edge has been reached `expansion_threshold` times),
+      "probability" (once max(P(s, a), (N(s, a) + 1) / (n(s) + 1)) >=
+      `expansion_threshold`). A position not stored is still evaluated and
+      its value backed up through the edge.
+    expansion_threshold: the threshold of `expansion_policy` (a count >= 1
+      for "visits", a probability in (0, 1] for "probability").
+    depth_i: the played move is the minimax over the stored graph to depth
+      i (1 or 2) of the node values (`depth_i.py`), instead of the most
+      visited move; `action_weights` stay the visit policy. 0 (default) off.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -151,6 +168,11 @@ class SearchConfig:
   gumbel_scale: float = 1.0
   value_scale: float = 0.1
   maxvisit_init: float = 50.0
+  rave: bool = False
+  rave_b: float = 0.1
+  expansion_policy: str = "all"
+  expansion_threshold: float = 1.0
+  depth_i: int = 0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -220,6 +242,22 @@ class SearchConfig:
                                          or self.q_veto_delta > 0):
       raise ValueError("root_policy='gumbel' chooses its move from the improved policy: "
                        "visit_temperature, q_value_weight and q_veto_delta must be 0")
+    if not self.rave_b >= 0:
+      raise ValueError(f"rave_b must be >= 0, got {self.rave_b}")
+    if self.expansion_policy not in EXPANSION_POLICIES:
+      raise ValueError(f"expansion_policy must be one of {EXPANSION_POLICIES}, "
+                       f"got {self.expansion_policy!r}")
+    if self.expansion_policy == "visits" and not self.expansion_threshold >= 1:
+      raise ValueError("expansion_threshold must be >= 1 (a visit count) with "
+                       f"expansion_policy='visits', got {self.expansion_threshold}")
+    if self.expansion_policy == "probability" and not 0 < self.expansion_threshold <= 1:
+      raise ValueError("expansion_threshold must be in (0, 1] (a probability) with "
+                       f"expansion_policy='probability', got {self.expansion_threshold}")
+    if self.depth_i not in (0, 1, 2):
+      raise ValueError(f"depth_i must be 0 (off), 1 or 2, got {self.depth_i}")
+    if self.depth_i and self.visit_temperature > 0:
+      raise ValueError("depth_i chooses the move by minimax; it cannot be combined with "
+                       "visit_temperature > 0 (a drawn move)")
 
   @property
   def node_capacity(self) -> int:
@@ -233,6 +271,11 @@ class SearchConfig:
     while size < 2 * self.node_capacity:
       size *= 2
     return size
+
+  @property
+  def defers_expansion(self) -> bool:
+    """New positions may be evaluated without being stored (expansion_policy)."""
+    return self.expansion_policy != "all"
 
   @property
   def uses_table(self) -> bool:

@@ -64,6 +64,7 @@ class SearchStats:
   table_overflows: chex.Array     # nodes not indexed: no free slot within max_probes
   depth_overflows: chex.Array     # simulations cut at max_depth
   nan_evals: chex.Array           # network outputs with NaN, replaced (uniform prior, value 0)
+  deferred_expansions: chex.Array  # expansion_policy: evaluated leaves not stored as nodes
 
   @property
   def capacity_overflows(self) -> chex.Array:
@@ -111,6 +112,10 @@ class Graph:
   # schedule subtracts.
   root_gumbel: chex.Array        # f32[B, A]
   root_base_visits: chex.Array   # int32[B, A]
+  # AMAF statistics [B, N, A'] (`rave`): A' = A with rave on, 0 otherwise, so
+  # the default search carries no extra memory.
+  amaf_visits: chex.Array   # int32 N~(s, a)
+  amaf_q: chex.Array        # f32 Q~(s, a), running mean from s's mover's view
 
   @property
   def batch_size(self) -> int:
@@ -141,9 +146,10 @@ def gather_nodes(tree: Any, index: chex.Array) -> Any:
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
-          embedding: Any, pruned_edges: bool = False) -> Graph:
+          embedding: Any, pruned_edges: bool = False, amaf_actions: int = 0) -> Graph:
   """A graph with no nodes; `embedding` is one batch of states [B, ...];
-  `pruned_edges`: allocate the hard-pruning mask (else [B, N, 0])."""
+  `pruned_edges`: allocate the hard-pruning mask (else [B, N, 0]);
+  `amaf_actions` is the last axis of the AMAF arrays (A with rave, else 0)."""
   b, n, a = batch_size, capacity, num_actions
 
   def zeros(shape, dtype):
@@ -172,6 +178,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       pruned=zeros((n, a if pruned_edges else 0), bool),
       root_gumbel=zeros((a,), jnp.float32),
       root_base_visits=zeros((a,), jnp.int32),
+      amaf_visits=zeros((n, amaf_actions), jnp.int32),
+      amaf_q=zeros((n, amaf_actions), jnp.float32),
   )
 
 
@@ -204,6 +212,8 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       edge_reward=put(graph.edge_reward, 0.0),
       edge_discount=put(graph.edge_discount, 0.0),
       pruned=put(graph.pruned, False),
+      amaf_visits=put(graph.amaf_visits, 0),
+      amaf_q=put(graph.amaf_q, 0.0),
   )
 
 

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
+from mcgs_jax import depth_i
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
 from mcgs_jax import pruning
@@ -191,6 +192,9 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
   policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
   action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config, q_values)
+  if config.depth_i:
+    minimax, has_minimax = depth_i.minimax_action(graph, legal, config)
+    action = jnp.where(has_minimax, minimax, action)
   if config.root_policy == "gumbel":
     # The improved policy, also without simulations (sigma = 0 there: the prior).
     action, policy = gumbel.root_decision(graph, legal, config)

@@ -139,7 +139,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
   blank = graph_lib.empty(batch, capacity, graph.num_actions, graph.table.nodes.shape[-1],
-                          jax.tree.map(lambda x: x[:, 0], graph.embedding), config.hard_pruning)
+                          jax.tree.map(lambda x: x[:, 0], graph.embedding), config.hard_pruning,
+                          amaf_actions=graph.amaf_visits.shape[-1])
 
   def move(x, blank_x):
     gathered = jax.vmap(lambda row, index: row[index])(x, old_of_new)

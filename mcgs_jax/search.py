@@ -69,7 +69,8 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   value = jnp.where(root.terminal, 0.0, value)
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
-                          config.table_capacity, root.embedding, config.hard_pruning)
+                          config.table_capacity, root.embedding, config.hard_pruning,
+                          amaf_actions=num_actions if config.rave else 0)
 
   def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
     graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,

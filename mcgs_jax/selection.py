@@ -38,6 +38,7 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
 from mcgs_jax import pruning
+from mcgs_jax import rave
 from mcgs_jax import solver
 
 # Why a simulation's descent ended (defined with the graph, where the backup
@@ -121,6 +122,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
   legal = _allowed(graph, node, config)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
+  if config.rave:
+    q = rave.blend(graph, node, q, edge_visits, config)
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
