@@ -23,7 +23,8 @@ mcgs_jax search stored. Searches ("contestants"):
   mcgs+X+Y   mcgs with enhancements switched on (see ENHANCEMENTS), e.g.
              mcgs+solver, mcgs+solver+qvalue, mcgs+all (the paper's four);
              also ppsoft / pphard (progressive pruning), lcb (LCB move
-             choice), minroot (MantisShrimp's minimum root visits), the
+             choice), minroot (MantisShrimp's minimum root visits), bounds
+             (score-bounded solver), gumbel (Gumbel root search), the
              classic mcgs+rave, mcgs+expvisits, mcgs+expprob, mcgs+depth1,
              mcgs+depth2, and mcgs+mix (an eval_fn change, EVAL_ENHANCEMENTS)
   mctx       mctx.muzero_policy on the same env and rollouts (no root noise)
@@ -70,6 +71,8 @@ ENHANCEMENTS.update({
     "pphard": dict(progressive_pruning="hard"),
     "lcb": dict(move_choice="lcb"),
     "minroot": dict(min_root_visit_fraction=0.005),   # MantisShrimp: 4 of 800
+    "bounds": dict(solver=True, solver_bounds=True),   # score-bounded solver (draw proofs)
+    "gumbel": dict(root_policy="gumbel"),   # Gumbel root search, mctx's defaults
 })
 # Classic MCTS enhancements (docs/search_options.md#classic-mcts-enhancements).
 ENHANCEMENTS.update({
