@@ -16,9 +16,9 @@ from envs import hsr
 from envs import nim
 from envs import tictactoe
 from envs.base import Env, stack
-from envs.evaluators import rollout_eval, uniform_eval
+from envs.evaluators import mixed_eval, rollout_eval, uniform_eval
 
-__all__ = ["Env", "connect4", "hsr", "make", "nim", "tictactoe", "rollout_eval", "stack", "uniform_eval"]
+__all__ = ["Env", "connect4", "hsr", "make", "mixed_eval", "nim", "tictactoe", "rollout_eval", "stack", "uniform_eval"]
 
 
 def _ints(text: str, game_id: str) -> tuple[int, ...]:

@@ -85,6 +85,33 @@ class RolloutEval:
     return logits, jnp.mean(returns, axis=-1)
 
 
+@dataclasses.dataclass(frozen=True)
+class MixedEval:
+  """AlphaGo's leaf evaluation (Silver et al. 2016): the network's prior and
+  the value (1 - lam) v_network + lam z_rollout.
+
+  Both evaluators have the `eval_fn` signature (e.g. a network's and a
+  `RolloutEval`); `rollout_eval`'s prior is ignored. With lam = 0 it is
+  `network_eval`; the two get independent rngs.
+  """
+  network_eval: Any
+  rollout_eval: Any
+  lam: float = 0.5
+
+  def __post_init__(self):
+    if not 0 <= self.lam <= 1:
+      raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+
+  def __call__(self, params: Any, rng: jax.Array, state: Any) -> tuple[jax.Array, jax.Array]:
+    """Returns the network's prior_logits f32[..., A] and the mixed value f32[...]."""
+    network_rng, rollout_rng = jax.random.split(rng)
+    logits, value = self.network_eval(params, network_rng, state)
+    if self.lam == 0:
+      return logits, value
+    _, rollout_value = self.rollout_eval(params, rollout_rng, state)
+    return logits, (1.0 - self.lam) * value + self.lam * rollout_value
+
+
 def uniform_eval(env: base.Env) -> UniformEval:
   """eval_fn with zero prior logits and zero value."""
   return UniformEval(env)
@@ -93,3 +120,9 @@ def uniform_eval(env: base.Env) -> UniformEval:
 def rollout_eval(env: base.Env, num_rollouts: int = 1) -> RolloutEval:
   """eval_fn whose value is the mean of `num_rollouts` random playouts."""
   return RolloutEval(env, num_rollouts)
+
+
+def mixed_eval(network_eval: Any, rollout_eval: Any, lam: float = 0.5) -> MixedEval:
+  """eval_fn with `network_eval`'s prior and value (1 - lam) v + lam z, z from
+  `rollout_eval` (AlphaGo's lambda; 0.5 there)."""
+  return MixedEval(network_eval, rollout_eval, lam)

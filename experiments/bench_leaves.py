@@ -5,6 +5,11 @@
 Connect-4 from the empty board, the flax MLP as eval_fn (networks.MLPEval),
 mcgs_jax.search with leaves_per_step L: simulations per second and network
 batch per call. With L = 1 one game sends one leaf per network call.
+
+Two evaluation counts: `nn_evals` (leaves that needed the network) and
+`eval_rows` (rows sent to `eval_fn`: L per step whatever the leaves were,
+collisions, transpositions and terminal edges included). Efficiency per
+network call should be read from `eval_rows`.
 """
 
 import argparse
@@ -19,7 +24,7 @@ from experiments import benchlib
 from networks import MLP, MLPEval, init_params
 
 FIELDS = ("leaves_per_step", "sims", "seconds", "sims_per_s", "speedup", "simulations",
-          "collisions", "nodes")
+          "collisions", "nodes", "nn_evals", "eval_rows")
 
 
 def main(argv=None):
@@ -44,7 +49,8 @@ def main(argv=None):
     rows.append(dict(leaves_per_step=leaves, sims=args.sims, seconds=round(seconds, 4),
                      sims_per_s=round(int(out.stats.simulations[0]) / seconds, 1),
                      simulations=int(out.stats.simulations[0]),
-                     collisions=int(out.stats.collisions[0]), nodes=int(out.stats.nodes_used[0])))
+                     collisions=int(out.stats.collisions[0]), nodes=int(out.stats.nodes_used[0]),
+                     nn_evals=int(out.stats.nn_evals[0]), eval_rows=int(out.stats.eval_rows[0])))
   for r in rows:
     r["speedup"] = round(r["sims_per_s"] / rows[0]["sims_per_s"], 2)
   print(benchlib.markdown_table(rows, FIELDS))

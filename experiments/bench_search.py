@@ -57,7 +57,10 @@ pb_c_base=19652, Dirichlet noise at the root (fraction 0.25, alpha 0.3),
 qtransform_by_parent_and_siblings (min-max normalised Q). mcgs_jax:
 c_init=2.5, c_base=19652, q_init=-1, no root noise. MLP hidden sizes
 {hidden}, shared parameters. ratio = time / mctx time in the same cell.
-mctx nodes = nn evals = sims + 1 (one per simulation plus the root)."""
+mctx nodes = nn evals = sims + 1 (one per simulation plus the root).
+nn evals (ours) = SearchStats.nn_evals, leaves that needed the network; the
+network still runs on all B rows every step (SearchStats.eval_rows = sims +
+1), so the time saved by transpositions is in storage, not in network calls."""
 
 
 @dataclasses.dataclass(frozen=True)

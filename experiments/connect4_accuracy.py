@@ -14,11 +14,18 @@ child (Pons' `_columns` files, or our solver) a move is
                       lost position every move is),
   optimal             when its score is the best one (fastest win, longest
                       loss).
-Rates come with a Wilson 95% interval. Searches ("contestants"):
+Rates come with a Wilson 95% interval; `nodes` is the mean number of nodes a
+mcgs_jax search stored. Searches ("contestants"):
   mcgs       mcgs_jax.search(backup="mcgs") with random rollouts as eval_fn
   tree       mcgs_jax.search(backup="tree"), same
+  katago     mcgs_jax.search(backup="katago") (KataGo's graph search), same;
+             katago+X takes the enhancements too
   mcgs+X+Y   mcgs with enhancements switched on (see ENHANCEMENTS), e.g.
-             mcgs+solver, mcgs+solver+qvalue, mcgs+all
+             mcgs+solver, mcgs+solver+qvalue, mcgs+all (the paper's four);
+             also ppsoft / pphard (progressive pruning), lcb (LCB move
+             choice), minroot (MantisShrimp's minimum root visits), the
+             classic mcgs+rave, mcgs+expvisits, mcgs+expprob, mcgs+depth1,
+             mcgs+depth2, and mcgs+mix (an eval_fn change, EVAL_ENHANCEMENTS)
   mctx       mctx.muzero_policy on the same env and rollouts (no root noise)
   openspiel  OpenSpiel's C++ MCTSBot (UCT c=2, one random rollout per leaf,
              solve=True), the external reference; one position at a time
@@ -48,7 +55,7 @@ from experiments import benchlib
 from experiments import pons_data
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
-SEARCHES = ("mcgs", "tree", "mctx", "openspiel")
+SEARCHES = ("mcgs", "tree", "katago", "mctx", "openspiel")
 # SearchConfig switches per enhancement name, at the paper's settings.
 ENHANCEMENTS = {
     "solver": dict(solver=True),
@@ -57,9 +64,30 @@ ENHANCEMENTS = {
     "constraint": dict(eps_constraint=0.01),
 }
 ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
+# Further switches (not in "all", the paper's build), at their sources' settings.
+ENHANCEMENTS.update({
+    "ppsoft": dict(progressive_pruning="soft"),   # Bouzy: 100 visits per move, r_d 1
+    "pphard": dict(progressive_pruning="hard"),
+    "lcb": dict(move_choice="lcb"),
+    "minroot": dict(min_root_visit_fraction=0.005),   # MantisShrimp: 4 of 800
+})
+# Classic MCTS enhancements (docs/search_options.md#classic-mcts-enhancements).
+ENHANCEMENTS.update({
+    "rave": dict(rave=True, rave_b=0.1),
+    "expvisits": dict(expansion_policy="visits", expansion_threshold=2),
+    "expprob": dict(expansion_policy="probability", expansion_threshold=0.25),
+    "depth1": dict(depth_i=1),
+    "depth2": dict(depth_i=2),
+})
+# Enhancements of the leaf evaluation (eval_fn), not SearchConfig switches.
+# The benchmark has no trained network: "mix" mixes the uniform evaluator
+# (value 0) with the rollout, lam = 0.5 (AlphaGo's lambda), so it measures
+# the value's scale only; with a network, pass it as `network_eval`.
+EVAL_ENHANCEMENTS = ("mix",)
 DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
-          "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch")
+          "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch",
+          "nodes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +192,8 @@ def search_config(search: str, sims: int) -> mcgs_jax.SearchConfig:
   backup, *names = search.split("+")
   switches = {}
   for name in names:
+    if name in EVAL_ENHANCEMENTS:
+      continue
     if name not in ENHANCEMENTS:
       raise ValueError(f"unknown enhancement {name!r}; known: {sorted(ENHANCEMENTS)}")
     switches.update(ENHANCEMENTS[name])
@@ -174,9 +204,16 @@ def search_config(search: str, sims: int) -> mcgs_jax.SearchConfig:
 def _mcgs_search(search: str, sims: int) -> Callable:
   env = envs.make("connect4")
   config = search_config(search, sims)
-  search = jax.jit(functools.partial(mcgs_jax.search, env=env,
-                                     eval_fn=envs.rollout_eval(env), config=config))
-  return lambda rng, states: search(None, rng, states).action
+  eval_fn = envs.rollout_eval(env)
+  if "mix" in search.split("+"):
+    eval_fn = envs.mixed_eval(envs.uniform_eval(env), eval_fn, 0.5)
+  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
+
+  def run(rng, states):
+    out = search(None, rng, states)
+    return out.action, out.stats.nodes_used
+
+  return run
 
 
 def _mctx_search(sims: int) -> Callable:
@@ -218,11 +255,19 @@ def run_batched(search: Callable, positions: list[Position], batch: int,
   chunks = [envs.stack(padded[i:i + batch]) for i in range(0, len(padded), batch)]
   rng = jax.random.PRNGKey(seed)
   jax.block_until_ready(search(rng, chunks[0]))   # compile
-  moves, start = [], time.perf_counter()
+  moves, nodes, start = [], [], time.perf_counter()
   for i, chunk in enumerate(chunks):
-    moves.append(np.asarray(search(jax.random.fold_in(rng, i), chunk)))
+    out = search(jax.random.fold_in(rng, i), chunk)
+    # mcgs_jax searches also return the nodes each game stored.
+    if isinstance(out, tuple):
+      out, used = out
+      nodes.append(np.asarray(used))
+    moves.append(np.asarray(out))
   elapsed = time.perf_counter() - start
-  return np.concatenate(moves)[:len(positions)], elapsed / len(padded)
+  moves = np.concatenate(moves)[:len(positions)]
+  if nodes:
+    return moves, elapsed / len(padded), float(np.concatenate(nodes)[:len(positions)].mean())
+  return moves, elapsed / len(padded)
 
 
 def run_openspiel(positions: list[Position], sims: int, seed: int) -> tuple[np.ndarray, float]:
@@ -242,14 +287,14 @@ def run_openspiel(positions: list[Position], sims: int, seed: int) -> tuple[np.n
 
 
 def choose_moves(search: str, positions: list[Position], sims: int, batch: int,
-                 seed: int) -> tuple[np.ndarray, float]:
+                 seed: int) -> tuple[np.ndarray, float, float | None]:
+  """Moves, seconds per move, and the mean nodes stored per search (None
+  for the external searches)."""
   if search == "openspiel":
-    return run_openspiel(positions, sims, seed)
+    return run_openspiel(positions, sims, seed) + (None,)
   if search == "mctx":
-    fn = _mctx_search(sims)
-  else:
-    fn = _mcgs_search(search, sims)
-  return run_batched(fn, positions, batch, seed)
+    return run_batched(_mctx_search(sims), positions, batch, seed) + (None,)
+  return run_batched(_mcgs_search(search, sims), positions, batch, seed)
 
 
 def score_moves(positions: list[Position], moves: np.ndarray) -> dict:
@@ -264,8 +309,9 @@ def score_moves(positions: list[Position], moves: np.ndarray) -> dict:
 
 
 def format_table(rows: list[dict]) -> str:
-  lines = ["| set | search | sims | n | outcome-preserving [95% CI] | optimal [95% CI] | ms/move |",
-           "|---|---|---|---|---|---|---|"]
+  lines = ["| set | search | sims | n | outcome-preserving [95% CI] | optimal [95% CI] | ms/move "
+           "| nodes |",
+           "|---|---|---|---|---|---|---|---|"]
   for r in rows:
     batch = f" (B={r['batch']})" if r["batch"] > 1 else ""
     lines.append(
@@ -273,7 +319,7 @@ def format_table(rows: list[dict]) -> str:
         f"{100 * r['preserving']:.1f}% [{100 * r['preserving_lo']:.1f}, "
         f"{100 * r['preserving_hi']:.1f}] | {100 * r['optimal']:.1f}% "
         f"[{100 * r['optimal_lo']:.1f}, {100 * r['optimal_hi']:.1f}] | "
-        f"{r['ms_per_move']:.2f}{batch} |")
+        f"{r['ms_per_move']:.2f}{batch} | {r.get('nodes', '')} |")
   return "\n".join(lines)
 
 
@@ -287,7 +333,7 @@ def parse_args(argv=None):
   parser.add_argument("--positions-out", help="write generated positions (columns format)")
   parser.add_argument("--searches", nargs="+", default=list(DEFAULT_SEARCHES),
                       help=f"{', '.join(SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
-                      f"ENHANCEMENT in {', '.join(ENHANCEMENTS)}")
+                      f"ENHANCEMENT in {', '.join(list(ENHANCEMENTS) + list(EVAL_ENHANCEMENTS))}")
   parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
   parser.add_argument("--limit", type=int, help="first N positions of each set")
   parser.add_argument("--batch", type=int, default=100,
@@ -318,9 +364,10 @@ def main(argv=None):
     for sims in args.sims:
       for search in args.searches:
         batch = 1 if search == "openspiel" else min(args.batch, len(positions))
-        moves, seconds = choose_moves(search, positions, sims, batch, args.seed)
+        moves, seconds, nodes = choose_moves(search, positions, sims, batch, args.seed)
         row = dict(set=suite, search=search, sims=sims, ms_per_move=round(seconds * 1e3, 3),
-                   batch=batch, **score_moves(positions, moves))
+                   batch=batch, nodes="" if nodes is None else round(nodes, 1),
+                   **score_moves(positions, moves))
         rows.append(row)
         print(format_table([row]).splitlines()[-1], flush=True)
   print()

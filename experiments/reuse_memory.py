@@ -32,7 +32,7 @@ def bytes_per_node(graph: mcgs_jax.Graph) -> int:
   """Bytes one node (with its edges) takes in every game's arrays."""
   total = 0
   for field in dataclasses.fields(graph):
-    if field.name in ("table", "stats"):
+    if field.name in mcgs_jax.graph.GAME_FIELDS:
       continue
     for leaf in jax.tree.leaves(getattr(graph, field.name)):
       total += leaf[0, 0].size * leaf.dtype.itemsize

@@ -1,5 +1,5 @@
-"""What transpositions save: nodes and network evaluations of "mcgs" and
-"tt_cache" against "tree" at the same simulation budget.
+"""What transpositions save: nodes and network evaluations of "mcgs",
+"katago" and "tt_cache" against "tree" at the same simulation budget.
 
   python -m experiments.transpositions [--sims 800] [--csv results/transpositions.csv]
 
@@ -20,7 +20,7 @@ from experiments import benchlib
 from experiments import pons_data
 from networks import MLP, MLPEval, init_params
 
-MODES = ("tree", "tt_cache", "mcgs")
+MODES = ("tree", "tt_cache", "mcgs", "katago")
 
 
 def connect4_positions(count):

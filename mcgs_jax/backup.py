@@ -8,6 +8,11 @@ correction that pulls the edge's Q onto the node's updated value V*(s')
 it is the node's exact value. Each edge then takes a running-mean update
 and each node adds the value to its sum.
 
+In "katago" mode (`_katago_backup`) there is no correction: each path node's
+value is recomputed from its own evaluation and its children's current values
+(KataGo's graph search), so a transposition node shared by several parents
+passes its current value to all of them.
+
 Nodes on a path are distinct (the selection stops before it re-enters a node
 of its path, and a link that would close a cycle stores a fresh node instead,
 for keys that leave out the ply), so all values can be computed from the
@@ -61,6 +66,65 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
       [reward, exact, corrected, target], 0.0)
 
 
+def edge_values(graph: graph_lib.Graph, node: chex.Array,
+                config: config_lib.SearchConfig) -> chex.Array:
+  """f32[A]: every edge's value for the mover at `node` of ONE game, read off
+  its child ("katago" mode): reward + discount * V(child), the exact value of
+  a child proven by the solver, the reward of a terminal edge, and the stored
+  Q of an edge without a stored child (unexpanded; a leaf not stored for lack
+  of capacity)."""
+  child = graph.child[node]
+  safe = jnp.maximum(child, 0)
+  value = graph_lib.node_value(graph.visits[safe], graph.value_sum[safe])
+  if config.solver:
+    solved = graph.solved[safe]
+    value = jnp.where(solved != graph_lib.UNKNOWN, solver.exact_value(solved), value)
+  reward = graph.edge_reward[node]
+  return jnp.select([child >= 0, child == graph_lib.TERMINAL],
+                    [reward + graph.edge_discount[node] * value, reward], graph.edge_q[node])
+
+
+def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start):
+  """`backup` in "katago" mode: KataGo's graph search (docs/GraphSearch.md,
+  "Monte-Carlo Graph Search from First Principles").
+
+  The path's edge and node visits go up by one, then from the bottom up each
+  path node n takes Q(n) = (U(n) + sum_a N(n, a) Q(n, a)) / (1 + sum_a N(n, a)),
+  U(n) its own evaluation (`nn_value`), Q(n, a) = `edge_values` (children's
+  current values, the one below already recomputed). value_sum = Q(n) *
+  visits keeps `graph.node_value` equal to Q(n) (visits = 1 + sum_a N(n, a)),
+  and the node's visited edges store Q(n, a), so `edge_q` stays
+  reward + discount * V(child) as of the node's last backup.
+  """
+  max_depth = path_nodes.shape[0]
+  steps = jnp.arange(max_depth)
+  on_path = (steps < length) & (steps >= start)
+  nodes = jnp.where(on_path, path_nodes, graph.capacity)
+  # The last edge keeps `leaf_value` where it leads to no stored node.
+  last = jnp.maximum(length - 1, 0)
+  last_row = jnp.where(length > start, path_nodes[last], graph.capacity)
+  graph = graph.replace(
+      visits=graph.visits.at[nodes].set(graph.visits[path_nodes] + 1, mode="drop"),
+      edge_visits=graph.edge_visits.at[nodes, path_actions].set(
+          graph.edge_visits[path_nodes, path_actions] + 1, mode="drop"),
+      edge_q=graph.edge_q.at[last_row, path_actions[last]].set(leaf_value, mode="drop"))
+
+  def body(carry):
+    i, graph = carry
+    node = path_nodes[i]
+    q = edge_values(graph, node, config)
+    n = graph.edge_visits[node].astype(jnp.float32)
+    value = (graph.nn_value[node] + jnp.sum(n * q)) / (1.0 + jnp.sum(n))
+    graph = graph.replace(
+        value_sum=graph.value_sum.at[node].set(value * graph.visits[node]),
+        edge_q=graph.edge_q.at[node].set(jnp.where(n > 0, q, graph.edge_q[node])))
+    return i - 1, graph
+
+  # Bottom-up: a child on the path is recomputed before its parent reads it.
+  _, graph = jax.lax.while_loop(lambda carry: carry[0] >= start, body, (length - 1, graph))
+  return graph
+
+
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
            length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
            start: chex.Array = 0) -> graph_lib.Graph:
@@ -78,6 +142,8 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   Returns:
     The graph with node visits/value sums and edge visits/Q updated.
   """
+  if config.recomputes_values:
+    return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start)
   max_depth = path_nodes.shape[0]
   # One gather per array: the pre-update statistics of the path.
   visits = graph.visits[path_nodes]

@@ -2,7 +2,11 @@
 
 import dataclasses
 
-BACKUP_MODES = ("mcgs", "tree", "tt_cache")
+BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
+PRUNING_MODES = ("off", "soft", "hard")
+MOVE_CHOICES = ("visits", "lcb")
+ROOT_POLICIES = ("puct", "gumbel")
+EXPANSION_POLICIES = ("all", "visits", "probability")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -12,8 +16,10 @@ class SearchConfig:
   Attributes:
     num_simulations: simulations per search (each ends with one backup).
     backup: "mcgs" (the graph with corrected backpropagation), "tree" (plain
-      AlphaZero MCTS, no transpositions) or "tt_cache" (a tree whose network
-      results are reused from a transposition table).
+      AlphaZero MCTS, no transpositions), "tt_cache" (a tree whose network
+      results are reused from a transposition table) or "katago" (KataGo's
+      graph search: one node per key, each path node's value recomputed from
+      its children, Q(n) = (U(n) + sum_c N(n, c) Q(c)) / (1 + sum_c N(n, c))).
     c_init, c_base: exploration schedule c(s) = log((n + c_base + 1) / c_base)
       + c_init, n = sum_b N(s, b).
     q_init: Q of unvisited edges in selection (-1: pessimistic first play).
@@ -47,6 +53,13 @@ class SearchConfig:
       stops a game's search once its root is proven and then plays the
       shortest win (longest loss). Needs outcomes given by the sign of the
       terminal reward and no rewards before the end.
+    solver_bounds: score-bounded solver (Cazenave & Saffidine 2010, needs
+      `solver`): every node also keeps a pessimistic and an optimistic bound
+      on its value in {-1, 0, +1}, max over its moves of the children's
+      negated (swapped) bounds; a node is proven when they meet, so draws
+      get proven without every move below being proven, and selection
+      prunes the moves whose optimistic value is at most the node's
+      pessimistic bound. False (default): Exact-win only.
     max_nn_evals: evaluation budget per game (the root's evaluation
       included): a game stops once it has made this many network calls, and
       a simulation that ends without one (terminal, correction, link, cached
@@ -66,6 +79,56 @@ class SearchConfig:
       branch node the untried `priority` move of highest prior is expanded
       (games supply `priority`; Connect-4: immediate wins and blocks); 0
       (default) is off, the paper uses 0.01.
+    progressive_pruning: "off" (default), "soft" or "hard" (Bouzy's
+      progressive pruning, see `pruning`): at a node with at least
+      `pruning_min_visits` visits on two moves and at most
+      `pruning_max_visits_per_move` * #legal visits, a move whose interval
+      [Q - r_d s, Q + r_d s] lies wholly below another move's is left out of
+      selection; "soft" only while that holds, "hard" for good.
+    pruning_r_d: r_d, the interval's half-width in standard errors.
+    pruning_min_visits: visits a move needs before it can be pruned or prune.
+    pruning_max_visits_per_move: no new pruning at a node whose visits exceed
+      this times its number of legal moves.
+    move_choice: "visits" (default: the most visited move, or a draw with
+      `visit_temperature`) or "lcb": the root move of highest lower
+      confidence bound Q - lcb_z * s / sqrt(N) among the moves with at
+      least `lcb_min_visit_fraction` of the most visited move's visits.
+    lcb_z, lcb_min_visit_fraction: see `move_choice`.
+    min_root_visit_fraction: MantisShrimp's minimum root visits: a root move
+      with fewer than this fraction of `num_simulations` visits is selected
+      first (the highest prior first); 0 (default) is off, MantisShrimp
+      uses 0.005 (4 of 800).
+    root_policy: "puct" (default: PUCT everywhere, the move from the visit
+      counts) or "gumbel" (Gumbel root search, Danihelka et al. 2022, as
+      `mctx.gumbel_muzero_policy`; see `mcgs_jax.gumbel`): Gumbel top-k
+      considered root actions, sequential halving over the simulation budget
+      at the root, the deterministic selection argmax pi'(a) - N(a) / (1 +
+      sum_b N(b)) below it, the move argmax g + logits + sigma(completed Q)
+      among the most visited considered actions, and `action_weights` the
+      improved policy pi' = softmax(logits + sigma(completed Q)).
+    max_considered_actions: gumbel: root actions considered (top-k of
+      g + logits, k = min(this, #legal)).
+    gumbel_scale: gumbel: the root noise is gumbel_scale * Gumbel(0, 1) per
+      action, drawn once per search (`init`, `reroot`); 0 is deterministic.
+    value_scale, maxvisit_init: gumbel: sigma(q) = (maxvisit_init + max_b
+      N(b)) * value_scale * q for the min-max normalised completed Q (mctx's
+      `qtransform_completed_by_mix_value` defaults 0.1 and 50).
+    rave: AMAF statistics per node (`rave.py`): selection uses
+      (1 - beta) Q + beta Q_amaf, beta = N_amaf / (N + N_amaf + 4 b^2 N N_amaf)
+      (Silver's RAVE). Only meaningful where an action means the same move
+      at every depth (Connect-4 columns, Nim moves). False (default) is off.
+    rave_b: the RAVE bias b above (set empirically).
+    expansion_policy: when a new position reached by a simulation is stored
+      as a node (`expansion_policy.py`): "all" (default: always), "visits"
+      (once its edge has been reached `expansion_threshold` times),
+      "probability" (once max(P(s, a), (N(s, a) + 1) / (n(s) + 1)) >=
+      `expansion_threshold`). A position not stored is still evaluated and
+      its value backed up through the edge.
+    expansion_threshold: the threshold of `expansion_policy` (a count >= 1
+      for "visits", a probability in (0, 1] for "probability").
+    depth_i: the played move is the minimax over the stored graph to depth
+      i (1 or 2) of the node values (`depth_i.py`), instead of the most
+      visited move; `action_weights` stay the visit policy. 0 (default) off.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -86,11 +149,30 @@ class SearchConfig:
   q_value_weight: float = 0.0
   q_veto_delta: float = 0.0
   solver: bool = False
+  solver_bounds: bool = False
   max_nn_evals: int | None = None
   leaves_per_step: int = 1
   eps_greedy: float = 0.0
   eps_constraint: float = 0.0
   free_retries: int = 8
+  progressive_pruning: str = "off"
+  pruning_r_d: float = 1.0
+  pruning_min_visits: int = 100
+  pruning_max_visits_per_move: int = 10000
+  move_choice: str = "visits"
+  lcb_z: float = 1.96
+  lcb_min_visit_fraction: float = 0.1
+  min_root_visit_fraction: float = 0.0
+  root_policy: str = "puct"
+  max_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  value_scale: float = 0.1
+  maxvisit_init: float = 50.0
+  rave: bool = False
+  rave_b: float = 0.1
+  expansion_policy: str = "all"
+  expansion_threshold: float = 1.0
+  depth_i: int = 0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -120,10 +202,62 @@ class SearchConfig:
       raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
     if self.leaves_per_step > 1 and self.max_nn_evals is not None:
       raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
+    if self.solver_bounds and not self.solver:
+      raise ValueError("solver_bounds needs solver=True")
     if self.free_retries < 0:
       raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
     if not self.visit_temperature >= 0:
       raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
+    if self.progressive_pruning not in PRUNING_MODES:
+      raise ValueError(f"progressive_pruning must be one of {PRUNING_MODES}, "
+                       f"got {self.progressive_pruning!r}")
+    if not self.pruning_r_d >= 0:
+      raise ValueError(f"pruning_r_d must be >= 0, got {self.pruning_r_d}")
+    if self.pruning_min_visits < 1:
+      raise ValueError(f"pruning_min_visits must be >= 1, got {self.pruning_min_visits}")
+    if self.pruning_max_visits_per_move < 0:
+      raise ValueError("pruning_max_visits_per_move must be >= 0, got "
+                       f"{self.pruning_max_visits_per_move}")
+    if self.move_choice not in MOVE_CHOICES:
+      raise ValueError(f"move_choice must be one of {MOVE_CHOICES}, got {self.move_choice!r}")
+    if not self.lcb_z >= 0 or not 0 <= self.lcb_min_visit_fraction <= 1:
+      raise ValueError("lcb_z must be >= 0 and lcb_min_visit_fraction in [0, 1], got "
+                       f"{self.lcb_z}, {self.lcb_min_visit_fraction}")
+    if self.move_choice == "lcb" and self.visit_temperature > 0:
+      raise ValueError("move_choice='lcb' picks the move deterministically: it excludes "
+                       "visit_temperature > 0")
+    if not 0 <= self.min_root_visit_fraction < 1:
+      raise ValueError("min_root_visit_fraction must be in [0, 1), got "
+                       f"{self.min_root_visit_fraction}")
+    if self.root_policy not in ROOT_POLICIES:
+      raise ValueError(f"root_policy must be one of {ROOT_POLICIES}, got {self.root_policy!r}")
+    if self.max_considered_actions < 1:
+      raise ValueError(f"max_considered_actions must be >= 1, got {self.max_considered_actions}")
+    if not self.gumbel_scale >= 0:
+      raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale}")
+    if not (self.value_scale > 0 and self.maxvisit_init >= 0):
+      raise ValueError("value_scale must be > 0 and maxvisit_init >= 0, got "
+                       f"{self.value_scale} and {self.maxvisit_init}")
+    if self.root_policy == "gumbel" and (self.visit_temperature > 0 or self.q_value_weight > 0
+                                         or self.q_veto_delta > 0):
+      raise ValueError("root_policy='gumbel' chooses its move from the improved policy: "
+                       "visit_temperature, q_value_weight and q_veto_delta must be 0")
+    if not self.rave_b >= 0:
+      raise ValueError(f"rave_b must be >= 0, got {self.rave_b}")
+    if self.expansion_policy not in EXPANSION_POLICIES:
+      raise ValueError(f"expansion_policy must be one of {EXPANSION_POLICIES}, "
+                       f"got {self.expansion_policy!r}")
+    if self.expansion_policy == "visits" and not self.expansion_threshold >= 1:
+      raise ValueError("expansion_threshold must be >= 1 (a visit count) with "
+                       f"expansion_policy='visits', got {self.expansion_threshold}")
+    if self.expansion_policy == "probability" and not 0 < self.expansion_threshold <= 1:
+      raise ValueError("expansion_threshold must be in (0, 1] (a probability) with "
+                       f"expansion_policy='probability', got {self.expansion_threshold}")
+    if self.depth_i not in (0, 1, 2):
+      raise ValueError(f"depth_i must be 0 (off), 1 or 2, got {self.depth_i}")
+    if self.depth_i and self.visit_temperature > 0:
+      raise ValueError("depth_i chooses the move by minimax; it cannot be combined with "
+                       "visit_temperature > 0 (a drawn move)")
 
   @property
   def node_capacity(self) -> int:
@@ -139,14 +273,19 @@ class SearchConfig:
     return size
 
   @property
+  def defers_expansion(self) -> bool:
+    """New positions may be evaluated without being stored (expansion_policy)."""
+    return self.expansion_policy != "all"
+
+  @property
   def uses_table(self) -> bool:
     """Nodes are indexed by key in a hash table (every mode but `tree`)."""
-    return self.backup in ("mcgs", "tt_cache")
+    return self.backup in ("mcgs", "tt_cache", "katago")
 
   @property
   def links_transpositions(self) -> bool:
     """A new edge whose key is known links to the existing node (a graph)."""
-    return self.backup == "mcgs"
+    return self.backup in ("mcgs", "katago")
 
   @property
   def corrects_transpositions(self) -> bool:
@@ -157,6 +296,17 @@ class SearchConfig:
   def caches_evaluations(self) -> bool:
     """A known key's network result is copied into a new tree node."""
     return self.backup == "tt_cache"
+
+  @property
+  def recomputes_values(self) -> bool:
+    """Each path node's value is recomputed from its children's current
+    values in the backup, and an edge's Q is read off its child (katago)."""
+    return self.backup == "katago"
+
+  @property
+  def hard_pruning(self) -> bool:
+    """Progressive pruning keeps a pruned-edge mask in the graph."""
+    return self.progressive_pruning == "hard"
 
   @property
   def stops_early(self) -> bool:

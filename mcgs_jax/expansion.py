@@ -17,9 +17,12 @@ import jax.numpy as jnp
 
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
+from mcgs_jax import expansion_policy
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
+from mcgs_jax import pruning
+from mcgs_jax import rave
 from mcgs_jax import selection
 from mcgs_jax import solver
 
@@ -156,13 +159,16 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   cache_hit = hit & config.caches_evaluations
   new_node = expand & ~trans.terminal & ~link
   evaluated = new_node & ~cache_hit
+  deferred = jnp.bool_(False)
+  if config.defers_expansion:
+    deferred = new_node & ~expansion_policy.ready(graph, sel.parent, sel.action, config)
 
   safe_found = jnp.maximum(found, 0)
   leaf_prior = jnp.where(cache_hit, graph.prior[safe_found], prior)
   leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
 
   index = graph.nodes_used
-  store = new_node & (index < graph.capacity)
+  store = new_node & ~deferred & (index < graph.capacity)
   graph = graph_lib.write_node(
       graph, jnp.where(store, index, graph.capacity), key=trans.key,
       embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
@@ -195,7 +201,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     # The node the last edge leads to (new, linked, or one whose moves are all
     # proven losses) is examined first, then the path up to the root.
     last_child = jnp.where(simulated, graph.child[parent, action], -1)
-    graph = solver.solve_path(graph, sel.path_nodes, length, last_child)
+    graph = solver.solve_path(graph, sel.path_nodes, length, last_child, sel.stale,
+                              bounds=config.solver_bounds)
     safe_last = jnp.maximum(last_child, 0)
     leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
     leaf_value = jnp.where(
@@ -203,6 +210,15 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
         * solver.exact_value(graph.solved[safe_last]), leaf_value)
   graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions, length, leaf_value,
                             config, start=sel.start)
+  if config.hard_pruning:
+    graph = pruning.update_hard_pruning(
+        graph, sel.path_nodes, length,
+        lambda g, node: selection._allowed(g, node, config), config)  # pylint: disable=protected-access
+  if config.rave:
+    # A correction is no outcome of play: it leaves the AMAF statistics alone.
+    graph = rave.update(graph, sel.path_nodes, sel.path_actions,
+                        jnp.where(sel.kind == graph_lib.CORRECTION, 0, length), leaf_value,
+                        sel.start)
   return graph_lib.add_stats(
       graph,
       simulations=simulated,
@@ -215,9 +231,10 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
       collisions=collided,
       explorations=simulated & sel.explored,
       disconnected=simulated & (sel.start > 0),
-      node_overflows=new_node & ~store,
+      node_overflows=new_node & ~deferred & ~store,
       table_overflows=indexed & (free_slot < 0),
       depth_overflows=sel.kind == graph_lib.DEPTH_LIMIT,
       nan_evals=evaluated & nan,
       cycles=cycle | (sel.kind == graph_lib.CYCLE),
+      deferred_expansions=deferred,
   )

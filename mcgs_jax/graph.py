@@ -25,6 +25,8 @@ UNKNOWN = 0
 WIN = 1
 LOSS = 2
 DRAW = 3
+# `bounds` of a node the solver knows nothing about: value in [-1, +1].
+UNBOUNDED = 2
 
 # Why a simulation's descent ended (`selection.Selection.kind`); the backup
 # reads it to pick the value of the last edge.
@@ -66,6 +68,7 @@ class SearchStats:
   cycles: chex.Array              # keys without the ply: a link that would close a cycle
                                   # (a fresh, unindexed node instead) or a descent back
                                   # into a node on the path (stopped, current estimate)
+  deferred_expansions: chex.Array  # expansion_policy: evaluated leaves not stored as nodes
 
   @property
   def capacity_overflows(self) -> chex.Array:
@@ -74,6 +77,10 @@ class SearchStats:
 
 
 STAT_FIELDS = tuple(field.name for field in dataclasses.fields(SearchStats))
+
+# Graph fields held once per game, without a node axis; every other field is
+# indexed [B, N, ...].
+GAME_FIELDS = ("table", "stats", "root_gumbel", "root_base_visits")
 
 
 @chex.dataclass(frozen=True)
@@ -89,6 +96,8 @@ class Graph:
   embedding: Any            # pytree [B, N, ...]
   solved: chex.Array        # int32, UNKNOWN/WIN/LOSS/DRAW (terminal solver)
   end_in_ply: chex.Array    # int32, plies to the game's end along the proof
+  bounds: chex.Array        # int32, solver state packed in one word (one read
+                            # per child): see `solver.pack`
   # Edges [B, N, A].
   child: chex.Array         # int32 node index or UNEXPANDED/TERMINAL/ILLEGAL
   edge_visits: chex.Array   # int32 N(s, a)
@@ -99,6 +108,18 @@ class Graph:
   table: hash_table.HashTable
   # Counters [B].
   stats: SearchStats
+  # Progressive pruning "hard" [B, N, A] ([B, N, 0] otherwise: no memory).
+  pruned: chex.Array        # bool, the edge is pruned for good
+  # Gumbel root search (`SearchConfig.root_policy == "gumbel"`), per game [B, A]:
+  # the root's noise g (drawn once per search) and its edge visits when this
+  # search started (nonzero on a re-rooted graph), which the sequential-halving
+  # schedule subtracts.
+  root_gumbel: chex.Array        # f32[B, A]
+  root_base_visits: chex.Array   # int32[B, A]
+  # AMAF statistics [B, N, A'] (`rave`): A' = A with rave on, 0 otherwise, so
+  # the default search carries no extra memory.
+  amaf_visits: chex.Array   # int32 N~(s, a)
+  amaf_q: chex.Array        # f32 Q~(s, a), running mean from s's mover's view
 
   @property
   def batch_size(self) -> int:
@@ -129,8 +150,10 @@ def gather_nodes(tree: Any, index: chex.Array) -> Any:
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
-          embedding: Any) -> Graph:
-  """A graph with no nodes; `embedding` is one batch of states [B, ...]."""
+          embedding: Any, pruned_edges: bool = False, amaf_actions: int = 0) -> Graph:
+  """A graph with no nodes; `embedding` is one batch of states [B, ...];
+  `pruned_edges`: allocate the hard-pruning mask (else [B, N, 0]);
+  `amaf_actions` is the last axis of the AMAF arrays (A with rave, else 0)."""
   b, n, a = batch_size, capacity, num_actions
 
   def zeros(shape, dtype):
@@ -148,6 +171,7 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
           lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
       solved=zeros((n,), jnp.int32),
       end_in_ply=zeros((n,), jnp.int32),
+      bounds=jnp.full((b, n), UNBOUNDED, jnp.int32),
       child=jnp.full((b, n, a), UNEXPANDED, jnp.int32),
       edge_visits=zeros((n, a), jnp.int32),
       edge_q=zeros((n, a), jnp.float32),
@@ -155,6 +179,11 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       edge_discount=zeros((n, a), jnp.float32),
       table=table,
       stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
+      pruned=zeros((n, a if pruned_edges else 0), bool),
+      root_gumbel=zeros((a,), jnp.float32),
+      root_base_visits=zeros((a,), jnp.int32),
+      amaf_visits=zeros((n, amaf_actions), jnp.int32),
+      amaf_q=zeros((n, amaf_actions), jnp.float32),
   )
 
 
@@ -180,11 +209,15 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       embedding=jax.tree.map(put, graph.embedding, embedding),
       solved=put(graph.solved, UNKNOWN),
       end_in_ply=put(graph.end_in_ply, 0),
+      bounds=put(graph.bounds, UNBOUNDED),
       child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),
       edge_visits=put(graph.edge_visits, 0),
       edge_q=put(graph.edge_q, 0.0),
       edge_reward=put(graph.edge_reward, 0.0),
       edge_discount=put(graph.edge_discount, 0.0),
+      pruned=put(graph.pruned, False),
+      amaf_visits=put(graph.amaf_visits, 0),
+      amaf_q=put(graph.amaf_q, 0.0),
   )
 
 

@@ -8,7 +8,14 @@ when Q_delta > 0, pi(a_beta) += q_value_weight * Q_delta * pi(a_alpha)
 when Q_delta > q_veto_delta the two actions swap their weights, so a second
 move that has been found clearly better is played at once, as the reference
 engine does. The played move is the argmax of pi (ties: higher prior), or a
-draw from pi^(1/T) with `visit_temperature` T > 0.
+draw from pi^(1/T) with `visit_temperature` T > 0. With
+`move_choice="lcb"` the played move is instead the root move of highest lower
+confidence bound Q(a) - lcb_z * sigma(a) / sqrt(N(a)) (Park's AlphaZero
+slides, "Play policy"; sigma the Bhatia-Davis bound of `pruning`) among the
+moves with N(a) >= lcb_min_visit_fraction * max_b N(b), which always include
+the most visited one; `action_weights` stay pi, the training target. With
+`root_policy == "gumbel"`, pi is the improved policy softmax(logits +
+sigma(completed Q)) and the move the Gumbel choice (`gumbel.root_decision`).
 
 `summarize` reads all of it off the root of each game into a `SearchOutput`.
 """
@@ -18,7 +25,10 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
+from mcgs_jax import depth_i
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
+from mcgs_jax import pruning
 from mcgs_jax import solver
 
 
@@ -27,7 +37,8 @@ class SearchOutput:
   """What `search` returns for a batch of B games (A actions)."""
   action: chex.Array          # int32[B], the played move (see choose_action)
   action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
-                              # the Q-value corrections (0 on illegal)
+                              # the Q-value corrections, or the Gumbel improved
+                              # policy (0 on illegal)
   root_value: chex.Array      # f32[B], V(root) from the root mover's view
   q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
   visit_counts: chex.Array    # int32[B, A]
@@ -99,11 +110,36 @@ def root_policy(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
   return jnp.where(norm > 0, pi / jnp.where(norm > 0, norm, 1.0), 0.0)
 
 
+def lcb_action(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
+               config: config_lib.SearchConfig):
+  """The root move of highest lower confidence bound.
+
+  Args:
+    visits: int32[B, A]; q_values: f32[B, A] root Q; legal: bool[B, A].
+    config: reads `lcb_z`, `lcb_min_visit_fraction`, the value bounds.
+
+  Returns:
+    (action int32[B]: argmax of Q - z sigma / sqrt(N) over the legal moves
+     with N >= fraction * max N and N > 0; any bool[B]: such a move exists).
+  """
+  n = jnp.where(legal, visits, 0)
+  most = jnp.max(n, axis=-1, keepdims=True).astype(jnp.float32)
+  eligible = legal & (n > 0) & (n >= config.lcb_min_visit_fraction * most)
+  q = jnp.where(eligible, q_values, 0.0)
+  bound = q - config.lcb_z * pruning.value_std_bound(q, config) / jnp.sqrt(
+      jnp.maximum(n, 1).astype(jnp.float32))
+  action = jnp.argmax(jnp.where(eligible, bound, -jnp.inf), axis=-1).astype(jnp.int32)
+  return action, jnp.any(eligible, axis=-1)
+
+
 def choose_action(rng: chex.PRNGKey | None, policy: chex.Array, visits: chex.Array,
                   prior: chex.Array, legal: chex.Array,
-                  config: config_lib.SearchConfig) -> chex.Array:
+                  config: config_lib.SearchConfig,
+                  q_values: chex.Array | None = None) -> chex.Array:
   """int32[B]: argmax of `policy` (prior breaks ties; the highest-prior legal
-  action without visits), or a draw from policy^(1/T) when T > 0."""
+  action without visits), or a draw from policy^(1/T) when T > 0, or with
+  `move_choice="lcb"` the `lcb_action` of `q_values` f32[B, A] (needed then)
+  where a move has visits."""
   # Visit fractions differ by at least 1 / total unless tied; the prior term
   # (< half of that) only breaks ties.
   total = visits.sum(axis=-1, keepdims=True).astype(jnp.float32)
@@ -117,6 +153,11 @@ def choose_action(rng: chex.PRNGKey | None, policy: chex.Array, visits: chex.Arr
                        / config.visit_temperature, -jnp.inf)
     drawn = jax.random.categorical(rng, jnp.where(has_policy[:, None], logits, 0.0), axis=-1)
     action = jnp.where(has_policy, drawn, action)
+  if config.move_choice == "lcb":
+    if q_values is None:
+      raise ValueError("move_choice='lcb' reads the root Q: pass q_values")
+    best, searched = lcb_action(visits, q_values, legal, config)
+    action = jnp.where(searched, best, action)
   return action.astype(jnp.int32)
 
 
@@ -150,7 +191,13 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   prior_total = prior.sum(axis=-1, keepdims=True)
   unsearched = (policy.sum(axis=-1, keepdims=True) <= 0) & (prior_total > 0)
   policy = jnp.where(unsearched, prior / jnp.where(prior_total > 0, prior_total, 1.0), policy)
-  action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config)
+  action = choose_action(rng, policy, visits, graph.prior[:, 0], legal, config, q_values)
+  if config.depth_i:
+    minimax, has_minimax = depth_i.minimax_action(graph, legal, config)
+    action = jnp.where(has_minimax, minimax, action)
+  if config.root_policy == "gumbel":
+    # The improved policy, also without simulations (sigma = 0 there: the prior).
+    action, policy = gumbel.root_decision(graph, legal, config)
   if config.solver:
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)

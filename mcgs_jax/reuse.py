@@ -24,13 +24,14 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
 from mcgs_jax import hash_table
 from mcgs_jax import policies
 from mcgs_jax import search as search_lib
 
 # Graph fields without a node axis; every other field is [B, N, ...] and is
 # moved with its node, so node fields added to `Graph` later need no edits here.
-_NOT_NODE_FIELDS = ("table", "stats")
+_NOT_NODE_FIELDS = graph_lib.GAME_FIELDS
 
 
 def _node_fields(graph: graph_lib.Graph) -> list[str]:
@@ -104,6 +105,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   as in `graph.empty`, so the graph can grow again; the hash table is rebuilt
   from the kept keys and the `stats` counters restart from zero (except
   `table_overflows`, which counts kept keys the new table could not index).
+  The Gumbel root noise is cleared (`reroot` draws it afresh) and the new
+  root's edge visits become the base of its sequential-halving schedule.
 
   Args:
     graph: Graph [B, N, A], e.g. `SearchOutput.graph`.
@@ -136,7 +139,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
   blank = graph_lib.empty(batch, capacity, graph.num_actions, graph.table.nodes.shape[-1],
-                          jax.tree.map(lambda x: x[:, 0], graph.embedding))
+                          jax.tree.map(lambda x: x[:, 0], graph.embedding), config.hard_pruning,
+                          amaf_actions=graph.amaf_visits.shape[-1])
 
   def move(x, blank_x):
     gathered = jax.vmap(lambda row, index: row[index])(x, old_of_new)
@@ -167,7 +171,10 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
     stats = stats.replace(table_overflows=overflows)
   else:
     table = blank.table
-  return graph.replace(table=table, stats=stats, **moved), kept
+  # A new root's Gumbel schedule counts from its visits now; its noise is
+  # cleared (the old root's was for other moves): `reroot` draws fresh noise.
+  return graph.replace(table=table, stats=stats, root_gumbel=blank.root_gumbel,
+                       root_base_visits=moved["edge_visits"][:, 0], **moved), kept
 
 
 def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.Array,
@@ -180,7 +187,8 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
   transitions are random (or a `next_state` that is not the played child)
   falls back to a fresh root instead of reusing the wrong statistics. With
   `config.dirichlet_fraction > 0`, kept roots get fresh Dirichlet noise on
-  their prior, as `init` gives new roots.
+  their prior, and with `config.root_policy == "gumbel"` fresh Gumbel noise,
+  as `init` gives new roots.
 
   Args:
     params: network parameters, for `eval_fn`.
@@ -203,6 +211,8 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
     legal = advanced.child[:, 0] != graph_lib.ILLEGAL
     noisy = policies.add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)
     advanced = advanced.replace(prior=advanced.prior.at[:, 0].set(noisy))
+  advanced = advanced.replace(root_gumbel=gumbel.draw_noise(
+      jax.random.fold_in(noise_rng, 1), advanced.child[:, 0] != graph_lib.ILLEGAL, config))
 
   def select(reused, new):
     return jnp.where(kept.reshape(kept.shape + (1,) * (reused.ndim - 1)), reused, new)

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
 from mcgs_jax import hash_table
 from mcgs_jax import leaves
 from mcgs_jax import model as model_lib
@@ -48,8 +49,9 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   Returns:
     Graph [B, N, A] with node 0 the evaluated root (Dirichlet noise on its
-    prior with `config.dirichlet_fraction > 0`) and the counters at 0 but
-    for the root's evaluation.
+    prior with `config.dirichlet_fraction > 0`, its Gumbel noise drawn with
+    `config.root_policy == "gumbel"`) and the counters at 0 but for the
+    root's evaluation.
   """
   model = model_lib.as_model(env)
   model_lib.check_solver(model, config)
@@ -68,7 +70,8 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   value = jnp.where(root.terminal, 0.0, value)
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
-                          config.table_capacity, root.embedding)
+                          config.table_capacity, root.embedding, config.hard_pruning,
+                          amaf_actions=num_actions if config.rave else 0)
 
   def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
     graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,
@@ -81,8 +84,9 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     return graph_lib.add_stats(graph, nn_evals=~terminal, eval_rows=1,
                                nan_evals=nan & ~terminal)
 
-  return jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
-                            root.terminal, nan)
+  graph = jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
+                             root.terminal, nan)
+  return graph.replace(root_gumbel=gumbel.draw_noise(jax.random.fold_in(rng, 2), legal, config))
 
 
 def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,

@@ -11,7 +11,10 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
     that leave out the ply can close cycles): back up the current estimate of
     the last edge.
 With the solver on, proven-losing moves are never selected and a game whose
-root is proven runs no more simulations.
+root is proven runs no more simulations. With `root_policy == "gumbel"` the
+root action follows sequential halving over the Gumbel-considered actions and
+the deeper ones the Gumbel paper's deterministic selection (`gumbel`)
+instead of PUCT.
 
 Exploration (paper, "Random Exploration" and "Constraints"): with probability
 `eps_greedy` a simulation picks a branch depth d = max(floor(-log2(1 - r) - 1),
@@ -32,8 +35,12 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import gumbel
+from mcgs_jax import pruning
+from mcgs_jax import rave
 from mcgs_jax import solver
 
 # Why a simulation's descent ended (defined with the graph, where the backup
@@ -73,6 +80,7 @@ class Selection:
   action: chex.Array        # int32, action of the last edge
   start: chex.Array         # int32, first path edge the backup updates
   explored: chex.Array      # bool, an exploration trajectory
+  stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
 
 
 def on_path(path_nodes: chex.Array, length: chex.Array, node: chex.Array) -> chex.Array:
@@ -91,6 +99,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   illegal (and solver-pruned) actions.
 
   U = c(s) * P(s, a) * sqrt(1 + sum_b N(s, b)) / (1 + N(s, a)) (eq. 3-4).
+  Progressively pruned moves score -inf too; with `min_root_visit_fraction`
+  the root's starved moves take over (`pruning.force_min_root_visits`).
   The node's own evaluation counts as one visit under the square root (as in
   mctx); without it the first descent through every fresh node would ignore
   the prior and take the lowest legal action.
@@ -108,6 +118,10 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   """
   edge_visits = graph.edge_visits[node].astype(jnp.float32)
   edge_q = graph.edge_q[node]
+  if config.recomputes_values:
+    # katago: a child shared with other parents may have moved since this
+    # node's last backup; Q is read off the child's current value.
+    edge_q = backup_lib.edge_values(graph, node, config)
   if virtual_visits is not None:
     pending = virtual_visits[node].astype(jnp.float32)
     edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
@@ -116,17 +130,25 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
   legal = _allowed(graph, node, config)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
+  if config.rave:
+    q = rave.blend(graph, node, q, edge_visits, config)
   total = edge_visits.sum()
   u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
-  return jnp.where(legal, q + u, -jnp.inf)
+  scores = jnp.where(legal, q + u, -jnp.inf)
+  if config.min_root_visit_fraction > 0:
+    scores = pruning.force_min_root_visits(node, scores, edge_visits, graph.prior[node], config)
+  return scores
 
 
 def _allowed(graph, node, config):
-  """bool[A]: legal moves not pruned by the solver."""
+  """bool[A]: legal moves not pruned by the solver (nor by progressive
+  pruning, which always leaves one)."""
   allowed = graph.child[node] != graph_lib.ILLEGAL
   if config.solver:
-    allowed &= ~solver.pruned_moves(graph, node)
+    allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
+  if config.progressive_pruning != "off":
+    allowed = pruning.keep_unpruned(graph, node, allowed, config)
   return allowed
 
 
@@ -205,10 +227,20 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
+  use_gumbel = config.root_policy == "gumbel"
+  if use_gumbel:
+    # The root's statistics do not change during a descent: scored once.
+    root_scores = gumbel.root_scores(graph, _allowed(graph, 0, config), config, virtual_visits)
 
   def body(carry):
-    node, depth, _, path_nodes, path_actions, _ = carry
-    scores = puct_scores(graph, node, config, virtual_visits)
+    node, depth, _, path_nodes, path_actions, _, stale = carry
+    if config.solver:
+      stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
+    if use_gumbel:
+      scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
+          graph, node, _allowed(graph, node, config), config, virtual_visits))
+    else:
+      scores = puct_scores(graph, node, config, virtual_visits)
     action = jnp.argmax(scores).astype(jnp.int32)
     has_move = scores[action] > -jnp.inf
     following = jnp.bool_(False)
@@ -252,19 +284,19 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     next_depth = jnp.where(descend, depth + 1, depth)
     # The last edge: at a dead end it is the edge into `node`, one step up.
     length = jnp.where(~has_move, depth, depth + 1)
-    return (next_node, next_depth, kind, path_nodes, path_actions, length)
+    return (next_node, next_depth, kind, path_nodes, path_actions, length, stale)
 
   init = (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
           jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
-          jnp.int32(0))
-  _, _, kind, path_nodes, path_actions, length = jax.lax.while_loop(
+          jnp.int32(0), jnp.int32(-1))
+  _, _, kind, path_nodes, path_actions, length, stale = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING, body, init)
   last = jnp.maximum(length - 1, 0)
   explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
-                   action=path_actions[last], start=start, explored=explored)
+                   action=path_actions[last], start=start, explored=explored, stale=stale)
 
 
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,

@@ -1,21 +1,63 @@
-"""Terminal solver on the graph (Exact-win-MCTS 2.0, paper Alg. 3).
+"""Terminal solver on the graph: Exact-win-MCTS 2.0 (paper Alg. 3) and,
+optionally, score bounds (Cazenave & Saffidine, "Score bounded Monte-Carlo
+tree search", Computers and Games 2010).
 
-A node is proven WIN as soon as one move wins (a terminal transition with a
-positive reward, or a child proven LOSS for its mover): end_in_ply = min over
-the winning moves + 1. It is proven LOSS when every legal move loses
-(end_in_ply = max + 1), and DRAW when every move is proven, none wins and at
-least one draws (min over the drawing moves + 1). A terminal transition counts
-as a proven move with end_in_ply 0 below it.
+Values are for the player to move at a node, in {-1 loss, 0 draw, +1 win}.
+Every node keeps a pessimistic and an optimistic bound on its value,
+pess <= value <= opt ([-1, +1] when nothing is known; packed with
+end_in_ply in `graph.bounds`, see `pack` / `unpack`). A move's bounds come through its edge, Q = r + d V(child):
 
-The paper keeps an UNKNOWN_CHILDREN_COUNT per node and decrements the parent's
-count when a child is solved. In a graph a child has several parents, and only
-the one on the current path would hear of it; so this module recomputes a
-node's state from all its edges instead (the count of unproven children is
-`edge_outcomes(...)[1]` summed), which makes a node reached through a
-transposition link count as proven for every parent the moment any parent
-looks at it. Every simulation re-examines all the nodes on its path, leaf to
-root, so a proof propagates as far up as it reaches (the paper's build stopped
-at the first unsolved ancestor).
+  terminal transition:      low = high = sign(r)            (exact)
+  edge to a stored child c: low  = sign(r + min(d pess(c), d opt(c)))
+                            high = sign(r + max(d pess(c), d opt(c)))
+                            (d = -1 swaps and negates, d = +1 keeps)
+  unexpanded legal move:    low = -1, high = +1
+
+and a node's bounds from its legal moves (the mover picks the move):
+
+  pess(s) = max_a low(s, a)        opt(s) = max_a high(s, a)
+
+A node is proven when pess == opt: `graph.solved` = WIN (+1), LOSS (-1) or
+DRAW (0), with `end_in_ply` = the plies to the game's end along the proof:
+  WIN:  1 + min over the proven winning moves (the shortest win),
+  LOSS: 1 + max over the legal moves (the longest resistance),
+  DRAW: 1 + min over the proven drawing moves;
+a terminal transition counts as a move with 0 plies below it. Proofs are
+final: a proven node keeps its state.
+
+Two modes (`SearchConfig.solver_bounds`):
+  - off (Exact-win): a node stores bounds only once proven ([-1, +1] before),
+    so a parent learns only from proven children: a node is a WIN as soon as
+    one move wins, a LOSS when every move loses, a DRAW when every move is
+    proven, none wins and one draws. Selection prunes the proven losses.
+  - on (score bounds): a node also stores partial bounds ([0, +1] "at least
+    a draw", [-1, 0] "at most a draw"), which its parents use, so draws get
+    proven without every move below being proven. Selection prunes every
+    move with high(s, a) <= pess(s) (it cannot improve on what the node is
+    already sure of: proven losses, and once a draw is secured, every move
+    that cannot win); a node whose moves are all pruned is proven.
+
+The paper keeps an UNKNOWN_CHILDREN_COUNT per node and decrements the
+parent's count when a child is solved. In a graph a child has several
+parents, and only the one on the current path would hear of it; so a node's
+state is always recomputed from all its edges, which makes a node reached
+through a transposition link count for every parent the moment any parent
+looks at it. After each simulation every node of its path (and the node its
+last edge leads to) is up to date, leaf to root, so a proof climbs as far as
+it reaches in one backup.
+
+Cost. Proofs and new bounds are rare (a few percent of simulations), so the
+solver examines only nodes that can change: selection, which reads every
+path node's child bounds anyway for the pruning, flags the deepest path node
+whose stored state lags behind its children (`is_stale`: a child proven
+through another parent); `solve_path` starts at the deepest of that node,
+the last child (when it is a transposition link) and the last parent (when
+its last move has bounds: a terminal transition, a proven or bounded
+child), skips unchanged nodes, and once a node changes walks every node
+above it to the root. A node's bounds and end_in_ply live in one int32 word
+(`graph.bounds`, see `pack`) so reading a node's children costs one read per
+child, done one scalar at a time for up to 32 actions: XLA:CPU runs a small
+vector gather inside the search loops several times slower.
 
 Outcomes are read from rewards: the solver assumes rewards only on the
 game-ending transition, whose sign says who won (+: the mover), and edge
@@ -30,6 +72,11 @@ from mcgs_jax import graph as graph_lib
 
 # Exact value of a proven node for its mover, indexed by the `solved` code.
 _EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, LOSS, DRAW
+_BIG = jnp.iinfo(jnp.int32).max
+# Up to this many actions, a node's children are read one scalar at a time:
+# XLA:CPU runs a small vector gather inside the search's loops several times
+# slower than the same number of scalar reads.
+_UNROLL_ACTIONS = 32
 
 
 def exact_value(solved: chex.Array) -> chex.Array:
@@ -37,79 +84,158 @@ def exact_value(solved: chex.Array) -> chex.Array:
   return _EXACT_VALUE[solved]
 
 
-def edge_outcomes(graph: graph_lib.Graph, node: chex.Array, solved=None, end_in_ply=None):
-  """The proven outcome of every move of `node` in ONE game's graph.
+def pack(pessimistic, optimistic, end_in_ply):
+  """`graph.bounds`: a node's bounds and end_in_ply in one int32 word,
+  end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1)."""
+  return end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1)
 
-  `solved` and `end_in_ply` [N] default to the graph's (a caller that is
-  updating them passes its own).
+
+def unpack(bounds):
+  """(pessimistic, optimistic, end_in_ply) int32 of `graph.bounds` words."""
+  return (bounds >> 2 & 3) - 1, (bounds & 3) - 1, bounds >> 4
+
+
+def _take(array: chex.Array, index: chex.Array) -> chex.Array:
+  """array[index] for a small int32[A] `index` (see `_UNROLL_ACTIONS`)."""
+  if index.shape[0] > _UNROLL_ACTIONS:
+    return array[index]
+  return jnp.stack([array[index[k]] for k in range(index.shape[0])])
+
+
+def _bounds_through(child, reward, discount, child_low, child_high, child_end):
+  """Bounds on the moves' values [A] from their children's bounds [A]."""
+  terminal = child == graph_lib.TERMINAL
+  is_node = child >= 0
+  through_low = reward + discount * child_low.astype(jnp.float32)
+  through_high = reward + discount * child_high.astype(jnp.float32)
+  exact = jnp.sign(reward)
+  low = jnp.where(terminal, exact,
+                  jnp.where(is_node, jnp.sign(jnp.minimum(through_low, through_high)), -1.0))
+  high = jnp.where(terminal, exact,
+                   jnp.where(is_node, jnp.sign(jnp.maximum(through_low, through_high)), 1.0))
+  end = jnp.where(terminal, 1, child_end + 1)
+  return low.astype(jnp.int32), high.astype(jnp.int32), end.astype(jnp.int32)
+
+
+def move_bounds(graph: graph_lib.Graph, node: chex.Array):
+  """Bounds on the value of every move of `node` in ONE game's graph.
 
   Returns:
-    outcome: int32[A], +1 the move wins, -1 loses, 0 draws (for the mover at
-      `node`); 0 where not proven.
-    proven: bool[A], the move's outcome is known (False on illegal moves).
-    end: int32[A], plies to the game's end through the move (1 for a move
-      that ends the game).
+    low, high: int32[A], pessimistic and optimistic value of the move for the
+      mover at `node` (-1 / 0 / +1); -1, -1 on illegal moves.
+    end: int32[A], plies to the game's end through the move when it is
+      proven (low == high; 1 for a move that ends the game).
   """
-  solved = graph.solved if solved is None else solved
-  end_in_ply = graph.end_in_ply if end_in_ply is None else end_in_ply
   child = graph.child[node]
-  safe_child = jnp.maximum(child, 0)
-  child_solved = solved[safe_child]
-  reward = graph.edge_reward[node]
-  terminal = child == graph_lib.TERMINAL
-  proven_child = (child >= 0) & (child_solved != graph_lib.UNKNOWN)
-  value = jnp.where(terminal, reward,
-                    reward + graph.edge_discount[node] * exact_value(child_solved))
-  outcome = jnp.where(terminal | proven_child, jnp.sign(value), 0.0).astype(jnp.int32)
-  end = jnp.where(terminal, 1, end_in_ply[safe_child] + 1)
-  return outcome, terminal | proven_child, end
+  below = unpack(_take(graph.bounds, jnp.maximum(child, 0)))
+  low, high, end = _bounds_through(child, graph.edge_reward[node], graph.edge_discount[node],
+                                   *below)
+  legal = child != graph_lib.ILLEGAL
+  return jnp.where(legal, low, -1), jnp.where(legal, high, -1), end
 
 
-def node_state(outcome: chex.Array, proven: chex.Array, end: chex.Array,
-               legal: chex.Array):
-  """(solved code, end_in_ply) of a node from its moves' outcomes [A]."""
-  big = jnp.iinfo(jnp.int32).max
-  wins = proven & (outcome > 0)
-  draws = proven & (outcome == 0)
-  all_proven = jnp.all(proven | ~legal) & jnp.any(legal)
-  win_end = jnp.min(jnp.where(wins, end, big))
-  draw_end = jnp.min(jnp.where(draws, end, big))
+def node_bounds(low: chex.Array, high: chex.Array, end: chex.Array, legal: chex.Array):
+  """A node's (solved code, end_in_ply, pessimistic, optimistic), int32
+  scalars, from its moves' bounds [A] (see the module docstring)."""
+  any_legal = jnp.any(legal)
+  pess = jnp.where(any_legal, jnp.max(jnp.where(legal, low, -1)), -1)
+  opt = jnp.where(any_legal, jnp.max(jnp.where(legal, high, -1)), 1)
+  win, loss, draw = pess == 1, opt == -1, (pess == 0) & (opt == 0)
+  solved = jnp.select([win, loss, draw], [graph_lib.WIN, graph_lib.LOSS, graph_lib.DRAW],
+                      graph_lib.UNKNOWN)
+  win_end = jnp.min(jnp.where(legal & (low == 1), end, _BIG))
+  draw_end = jnp.min(jnp.where(legal & (low == 0) & (high == 0), end, _BIG))
   loss_end = jnp.max(jnp.where(legal, end, 0))
-  solved = jnp.select([jnp.any(wins), all_proven & jnp.any(draws), all_proven],
-                      [graph_lib.WIN, graph_lib.DRAW, graph_lib.LOSS], graph_lib.UNKNOWN)
-  end_in_ply = jnp.select([solved == graph_lib.WIN, solved == graph_lib.DRAW,
-                           solved == graph_lib.LOSS], [win_end, draw_end, loss_end], 0)
-  return solved.astype(jnp.int32), end_in_ply.astype(jnp.int32)
+  end_in_ply = jnp.select([win, loss, draw], [win_end, loss_end, draw_end], 0)
+  return (solved.astype(jnp.int32), end_in_ply.astype(jnp.int32), pess.astype(jnp.int32),
+          opt.astype(jnp.int32))
+
+
+def _settle(state, old, bounds: bool):
+  """The state to store: a proven node keeps its old state; without
+  `bounds` an unproven node stores no partial bounds."""
+  solved, end_in_ply, pess, opt = state
+  if not bounds:
+    proven = solved != graph_lib.UNKNOWN
+    pess, opt = jnp.where(proven, pess, -1), jnp.where(proven, opt, 1)
+  keep = old[0] != graph_lib.UNKNOWN
+  return tuple(jnp.where(keep, o, n) for o, n in zip(old, (solved, end_in_ply, pess, opt)))
+
+
+def is_stale(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> chex.Array:
+  """bool: the stored state of `node` (ONE game) lags behind its moves (a
+  child was proven, or bounded, through another parent). Selection flags
+  such nodes on its path, so `solve_path` re-examines them."""
+  low, high, end = move_bounds(graph, node)
+  pess, opt, _ = unpack(graph.bounds[node])
+  fresh = _settle(node_bounds(low, high, end, graph.child[node] != graph_lib.ILLEGAL),
+                  (graph.solved[node], graph.end_in_ply[node], pess, opt), bounds)
+  return (fresh[2] != pess) | (fresh[3] != opt)
 
 
 def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Array,
-               last_child: chex.Array) -> graph_lib.Graph:
-  """Re-examines ONE game's path from the bottom up: `last_child` (the node
-  the last edge leads to, if any) then path_nodes[length - 1], ..., the root.
-  A node proven here is visible to its parent's examination right after."""
-  legal = graph.child != graph_lib.ILLEGAL
+               last_child: chex.Array, stale: chex.Array | int = -1,
+               bounds: bool = False) -> graph_lib.Graph:
+  """Brings ONE game's path up to date after a simulation, from the bottom
+  up: `last_child` (the node the last edge leads to, if any), then
+  path_nodes[length - 1], ..., the root; a node updated here is visible to
+  its parent's examination right after.
 
-  def examine(node, solved, end_in_ply):
-    outcome, proven, end = edge_outcomes(graph, node, solved, end_in_ply)
-    state, plies = node_state(outcome, proven, end, legal[node])
-    # Proofs are final: a node proven once keeps its state.
-    keep = solved[node] != graph_lib.UNKNOWN
-    return (solved.at[node].set(jnp.where(keep, solved[node], state)),
-            end_in_ply.at[node].set(jnp.where(keep, end_in_ply[node], plies)))
+  Only nodes that can change are examined: the last child when it has
+  expanded moves (a transposition link), the last parent when its last move
+  has bounds (a terminal transition, a proven or bounded child), the nodes
+  at and above `stale`, and, once any node has changed, every node above it.
+
+  Args:
+    graph: ONE game's graph, after the simulation's expansion.
+    path_nodes: int32[D], the path's nodes from the root.
+    length: int32, the number of path edges (0: no simulation).
+    last_child: int32, see above; -1 for none.
+    stale: int32, the deepest index into `path_nodes` (or `length`, the last
+      child) of a node found stale by selection (`is_stale`); -1 for none.
+    bounds: store partial bounds (score-bounded search), see the module doc.
+  """
+  stale = jnp.where(length > 0, stale, -1)
+  # Slot `length` holds the last child: the walk goes down the slots.
+  nodes = jnp.concatenate([path_nodes, jnp.zeros((1,), jnp.int32)]).at[length].set(
+      jnp.maximum(last_child, 0))
+  safe_last = jnp.maximum(last_child, 0)
+  # A fresh leaf (no expanded move) and a move into one change nothing.
+  last_moves = graph.child[safe_last]
+  linked = (last_child >= 0) & jnp.any((last_moves >= 0) | (last_moves == graph_lib.TERMINAL))
+  bounded_move = (last_child == graph_lib.TERMINAL) | (
+      (last_child >= 0) & (graph.bounds[safe_last] != graph_lib.UNBOUNDED))
+
+  def needed(i):
+    return (((i == length) & linked) | ((i == length - 1) & bounded_move) | (i <= stale))
+
+  def examine(node, arrays):
+    solved, end_in_ply, packed = arrays
+    child = graph.child[node]
+    below = unpack(_take(packed, jnp.maximum(child, 0)))
+    moves = _bounds_through(child, graph.edge_reward[node], graph.edge_discount[node], *below)
+    pess, opt, _ = unpack(packed[node])
+    old = (solved[node], end_in_ply[node], pess, opt)
+    new = _settle(node_bounds(*moves, child != graph_lib.ILLEGAL), old, bounds)
+    changed = (new[2] != pess) | (new[3] != opt)
+    return changed, (solved.at[node].set(new[0]), end_in_ply.at[node].set(new[1]),
+                     packed.at[node].set(pack(new[2], new[3], new[1])))
 
   def body(carry):
-    i, solved, end_in_ply = carry
-    solved, end_in_ply = examine(path_nodes[i], solved, end_in_ply)
-    return i - 1, solved, end_in_ply
+    i, changed, arrays = carry
+    now, arrays = examine(nodes[i], arrays)
+    changed |= now
+    # Nothing changed so far: skip down to the stale slots.
+    i = jnp.where(changed | needed(i - 1), i - 1, jnp.minimum(i - 1, stale))
+    return i, changed, arrays
 
-  solved, end_in_ply = graph.solved, graph.end_in_ply
-  has_child = last_child >= 0
-  examined = examine(jnp.maximum(last_child, 0), solved, end_in_ply)
-  solved = jnp.where(has_child, examined[0], solved)
-  end_in_ply = jnp.where(has_child, examined[1], end_in_ply)
-  _, solved, end_in_ply = jax.lax.while_loop(
-      lambda carry: carry[0] >= 0, body, (length - 1, solved, end_in_ply))
-  return graph.replace(solved=solved, end_in_ply=end_in_ply)
+  start = jnp.maximum(jnp.minimum(stale, length),
+                      jnp.maximum(jnp.where(linked, length, -1),
+                                  jnp.where(bounded_move, length - 1, -1)))
+  arrays = (graph.solved, graph.end_in_ply, graph.bounds)
+  _, _, (solved, end_in_ply, packed) = jax.lax.while_loop(
+      lambda carry: carry[0] >= 0, body, (start, jnp.bool_(False), arrays))
+  return graph.replace(solved=solved, end_in_ply=end_in_ply, bounds=packed)
 
 
 def proven_choice(graph: graph_lib.Graph):
@@ -118,23 +244,27 @@ def proven_choice(graph: graph_lib.Graph):
   is_proven bool[B])."""
 
   def one(graph):
-    outcome, proven, end = edge_outcomes(graph, jnp.int32(0))
+    low, high, end = move_bounds(graph, jnp.int32(0))
     visits = graph.edge_visits[0]
     legal = graph.child[0] != graph_lib.ILLEGAL
     state = graph.solved[0]
-    big = jnp.iinfo(jnp.int32).max
     # Ties on the ply count go to the most visited move.
     tie = visits.astype(jnp.float32) / (visits.sum() + 1.0)
-    win = jnp.where(proven & (outcome > 0), -end + tie, -big)
-    loss = jnp.where(legal, end + tie, -big)
-    draw = jnp.where(proven & (outcome == 0), tie, -big)
+    win = jnp.where(low == 1, -end + tie, -_BIG)
+    loss = jnp.where(legal, end + tie, -_BIG)
+    draw = jnp.where(legal & (low == 0) & (high == 0), tie, -_BIG)
     score = jnp.select([state == graph_lib.WIN, state == graph_lib.LOSS], [win, loss], draw)
     return jnp.argmax(score).astype(jnp.int32), state != graph_lib.UNKNOWN
 
   return jax.vmap(one)(graph)
 
 
-def pruned_moves(graph: graph_lib.Graph, node: chex.Array) -> chex.Array:
-  """bool[A]: moves of `node` (ONE game) proven to lose, never selected."""
-  outcome, proven, _ = edge_outcomes(graph, node)
-  return proven & (outcome < 0)
+def pruned_moves(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> chex.Array:
+  """bool[A]: moves of `node` (ONE game) that selection never takes: the
+  proven losses; with `bounds`, every move whose optimistic value is at most
+  the node's pessimistic bound (max over its moves' pessimistic values)."""
+  low, high, _ = move_bounds(graph, node)
+  legal = graph.child[node] != graph_lib.ILLEGAL
+  if bounds:
+    return legal & (high <= jnp.max(low))
+  return legal & (high < 0)

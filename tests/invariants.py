@@ -48,7 +48,7 @@ def check_graph(g, b, config, legal_of=None):
     parents[c] += 1
   np.testing.assert_array_equal(parents, g.num_parents[b, :used])
   assert parents[0] == 0
-  if config.backup != "mcgs":
+  if not config.links_transpositions:
     assert np.all(parents[1:] == 1)
   # Acyclic, and every node reachable from the root. Keys that leave out the
   # ply can close cycles through links (counted in `cycles`): then only
@@ -70,7 +70,7 @@ def check_graph(g, b, config, legal_of=None):
     if g.stats["table_overflows"][b] == 0:
       graph_keys = {tuple(k) for k in g.key[b, :used]}
       assert graph_keys == {tuple(k) for k in table_keys}
-      if config.backup == "mcgs":
+      if config.links_transpositions:
         # One node per key, but for the fresh nodes that stood in for links
         # closing a cycle (not indexed).
         assert stored.sum() == len(graph_keys)

@@ -6,6 +6,12 @@ JAX search must agree with it simulation by simulation.
 Values are from the point of view of the player to move at a node; an edge's
 value is reward + discount * V(child) (discount -1 when the opponent moves
 next, 0 when the game ends).
+
+backup="katago" is KataGo's graph search written the same way: no
+corrections; a backup walks the path up, adds one visit to each edge and node,
+and recomputes each node's value from its children,
+Q(n) = (U(n) + sum_c N(n, c) Q(c)) / (1 + sum_c N(n, c)), Q(c) read off the
+child (reward + discount * V(child)); selection reads Q(c) off the child too.
 """
 
 import math
@@ -80,7 +86,7 @@ class ReferenceMCGS:
       e = node.edges[a]
       if self.solver and self.outcome(e)[0] == -1:
         continue   # proven loss: pruned
-      q = e.q if e.n > 0 else self.q_init
+      q = (self.edge_value(e) if self.backup_mode == "katago" else e.q) if e.n > 0 else self.q_init
       score = q + c * node.prior[a] * math.sqrt(total + 1.0) / (1.0 + e.n)
       if score > best_score:
         best, best_score = a, score
@@ -191,7 +197,7 @@ class ReferenceMCGS:
       edge.discount = 0.0
       return reward
     existing = self.table.get(key)
-    if existing is not None and self.backup_mode == "mcgs":
+    if existing is not None and self.backup_mode in ("mcgs", "katago"):
       edge.child = existing
       existing.num_parents += 1
       return reward + discount * existing.value
@@ -234,6 +240,30 @@ class ReferenceMCGS:
     else:
       node.solved, node.end_in_ply = LOSS, max(end for _, end in results)
 
+  def edge_value(self, edge):
+    """katago: an edge's value read off its child (exact when proven)."""
+    if edge.terminal:
+      return edge.reward
+    if edge.child is None:
+      return edge.q
+    child = edge.child
+    v = EXACT[child.solved] if self.solver and child.solved is not None else child.value
+    return edge.reward + edge.discount * v
+
+  def backpropagate_katago(self, trajectory, value):
+    last, last_a = trajectory[-1]
+    last.edges[last_a].q = value   # kept where the edge leads to no node
+    for node, a in reversed(trajectory):
+      node.edges[a].n += 1
+      node.visits += 1
+      total, weighted = 0, 0.0
+      for e in node.edges.values():
+        if e.n:
+          e.q = self.edge_value(e)
+          total += e.n
+          weighted += e.n * e.q
+      node.value_sum = (node.nn_value + weighted) / (1 + total) * node.visits
+
   # Algorithm 2.
   def backpropagate(self, trajectory, value, start=0):
     """`value` is what the last edge of the trajectory receives; edges above
@@ -246,6 +276,9 @@ class ReferenceMCGS:
       if below is not None and below.solved is not None:
         edge = last.edges[last_a]
         value = edge.reward + edge.discount * EXACT[below.solved]
+    if self.backup_mode == "katago":
+      self.backpropagate_katago(trajectory, value)
+      return
     q_target = None   # V*(s') of the transposition node just updated
     for i in reversed(range(start, len(trajectory))):
       node, a = trajectory[i]

@@ -61,3 +61,45 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
     assert float(row["preserving"]) >= 0.5
     # An optimal move always keeps the result.
     assert float(row["optimal"]) <= float(row["preserving"])
+
+
+def test_new_switch_rows_run(tmp_path):
+  if not pons_data.path("L3_R1", columns=True).exists():
+    pytest.skip("../shared/data/connect4 not found")
+  searches = ["katago", "mcgs+ppsoft", "mcgs+pphard", "mcgs+lcb", "mcgs+minroot"]
+  for search in searches:
+    acc.search_config(search, 8)
+  assert acc.search_config("katago+lcb", 8).move_choice == "lcb"
+  assert "progressive_pruning" not in acc.ENHANCEMENTS["all"]
+  csv_path = tmp_path / "acc.csv"
+  acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+            "--searches", "katago", "mcgs+pphard+lcb+minroot", "--csv", str(csv_path)])
+  assert len(csv_path.read_text().splitlines()) == 3
+
+
+CLASSIC_ROWS = ["mcgs+rave", "mcgs+expvisits", "mcgs+expprob", "mcgs+depth1", "mcgs+depth2",
+                "mcgs+mix"]
+
+
+def test_classic_rows_map_to_their_switches():
+  assert acc.search_config("mcgs+rave", 8).rave
+  assert acc.search_config("mcgs+expvisits", 8).expansion_policy == "visits"
+  assert acc.search_config("mcgs+expprob", 8).expansion_policy == "probability"
+  assert acc.search_config("mcgs+depth2", 8).depth_i == 2
+  # "mix" changes the evaluator, not the config.
+  assert acc.search_config("mcgs+mix", 8) == acc.search_config("mcgs", 8)
+
+
+@pytest.mark.slow
+def test_classic_rows_run_and_report_nodes(tmp_path):
+  if not pons_data.path("L3_R1", columns=True).exists():
+    pytest.skip("../shared/data/connect4 not found")
+  csv_path = tmp_path / "acc.csv"
+  acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+            "--searches", "mcgs", *CLASSIC_ROWS, "--csv", str(csv_path)])
+  rows = [dict(zip(acc.FIELDS, line.split(","))) for line in csv_path.read_text().splitlines()[1:]]
+  assert [r["search"] for r in rows] == ["mcgs"] + CLASSIC_ROWS
+  nodes = {r["search"]: float(r["nodes"]) for r in rows}
+  assert all(0 < n <= 33 for n in nodes.values())
+  # Delayed expansion stores fewer nodes than the plain search.
+  assert nodes["mcgs+expvisits"] < nodes["mcgs"]

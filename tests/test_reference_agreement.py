@@ -145,16 +145,27 @@ def run_agreement(env, states, config, eval_fn, rng=None):
 NIM = envs.make("nim")
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache", "katago"])
 def test_nim_agrees_with_reference(backup):
   states = [NIM.init(jax.random.PRNGKey(0)),
             NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]   # take 1 from the 7-pile
   config = mcgs_jax.SearchConfig(num_simulations=150, backup=backup)
   g, kinds = run_agreement(NIM, states, config, HashEval(NIM.num_actions))
-  if backup == "mcgs":
+  if backup in ("mcgs", "katago"):
     assert g.stats["transposition_hits"].min() > 10
+  if backup == "mcgs":
     assert reference_mcgs.CORRECTION in kinds
+  if backup == "katago":
+    assert reference_mcgs.CORRECTION not in kinds and g.stats["corrections"].max() == 0
   assert reference_mcgs.TERMINAL_EDGE in kinds
+
+
+def test_nim_katago_with_solver_agrees_with_reference():
+  """KataGo's backup reads proven children's exact values."""
+  states = [NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
+  config = mcgs_jax.SearchConfig(num_simulations=150, backup="katago", solver=True)
+  g, _ = run_agreement(NIM, states, config, HashEval(NIM.num_actions))
+  assert (g.solved[0, :int(g.nodes_used[0])] != graph_lib.UNKNOWN).sum() >= 5
 
 
 @pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])

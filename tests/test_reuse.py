@@ -34,7 +34,7 @@ EVAL = HashEval(ENV.num_actions, value_scale=0.5)
 PILES = [(1, 3, 5), (1, 2, 4)]
 SIMS = 48
 NODE_FIELDS = [f.name for f in dataclasses.fields(graph_lib.Graph)
-               if f.name not in ("table", "stats")]
+               if f.name not in graph_lib.GAME_FIELDS]
 COMPARED = ("visits", "value_sum", "nn_value", "prior", "key", "solved", "end_in_ply",
             "edge_visits", "edge_q", "edge_reward", "edge_discount")
 

@@ -12,7 +12,8 @@ import envs
 import mcgs_jax
 from envs import nim
 from tests import invariants
-from mcgs_jax import backup
+from mcgs_jax import backup as backup_lib
+from mcgs_jax import selection
 from tests.fake_evals import NaNEval, RandomEval
 
 STATIC = ("env", "eval_fn", "config")
@@ -178,7 +179,7 @@ def test_correction_pulls_the_edge_mean_onto_its_target():
   n = jnp.array([0.0, 1.0, 3.0, 10.0, 10.0])
   q = jnp.array([0.0, 0.5, -0.2, 0.30, -0.9])
   target = jnp.array([0.7, 0.1, 0.1, 0.32, 0.9])
-  value = backup.correction_value(n, q, target, cfg)
+  value = backup_lib.correction_value(n, q, target, cfg)
   new_q = q + (value - q) / (n + 1)
   np.testing.assert_allclose(new_q[:4], target[:4], atol=1e-6)
   assert float(value[4]) == cfg.value_max                        # clipped

@@ -124,8 +124,8 @@ def _recomputed(graph):
   one = jax.tree.map(lambda x: x[0], graph)
 
   def node(i):
-    outcome, proven, end = solver.edge_outcomes(one, i)
-    return solver.node_state(outcome, proven, end, one.child[i] != graph_lib.ILLEGAL)
+    low, high, end = solver.move_bounds(one, i)
+    return solver.node_bounds(low, high, end, one.child[i] != graph_lib.ILLEGAL)[:2]
 
   return jax.vmap(node)(jax.numpy.arange(one.capacity))
 
@@ -218,3 +218,71 @@ def test_connect4_proofs_match_exact_scores():
       plies = 2 * (22 - mover_score - len(moves) // 2) - 1
       assert plies <= int(out.root_end_in_ply[b]), moves
   assert proven >= len(rows) // 4
+
+
+def _bounds_search(positions, sims, bounds=True):
+  config = mcgs_jax.SearchConfig(num_simulations=sims, solver=True, solver_bounds=bounds)
+  return search_jit(None, jax.random.PRNGKey(0), envs.stack(positions), TTT,
+                    envs.uniform_eval(TTT), config)
+
+
+def test_score_bounds_prove_draws_sooner():
+  """X center, O corner, X opposite corner (and the mirror order): draws.
+  Score bounds prove them in 300 simulations (230-250); Exact-win, which
+  needs every move below proven, takes 600-850."""
+  positions = [tictactoe.from_moves([4, 0, 8]), tictactoe.from_moves([0, 4, 8])]
+  out = _bounds_search(positions, 300)
+  np.testing.assert_array_equal(np.asarray(out.root_solved), [graph_lib.DRAW] * 2)
+  assert int(out.stats.simulations.max()) < 300
+  np.testing.assert_array_equal(np.asarray(out.root_value), [0.0, 0.0])
+  # The played move is a proven draw.
+  g = jax.device_get(out.graph)
+  for b in range(2):
+    child = int(g.child[b, 0, int(out.action[b])])
+    assert child >= 0 and g.solved[b, child] == graph_lib.DRAW
+
+
+@pytest.mark.slow
+def test_score_bounds_prove_the_empty_tictactoe_board_a_draw():
+  out = _bounds_search([TTT.init(jax.random.PRNGKey(0))], 10000)
+  assert int(out.root_solved[0]) == graph_lib.DRAW
+  assert int(out.stats.simulations[0]) < 10000
+
+
+def test_score_bounds_hold_the_exact_values():
+  """Every node's [pessimistic, optimistic] holds its exact value, so every
+  proven node (and every partial bound) is right."""
+  _, values = exhaustive.solve_game(TTT, TTT.init(jax.random.PRNGKey(0)))
+  positions = _random_positions(TTT, plies=[1, 2, 3, 4], count=8, seed=3)
+  out = _bounds_search(positions, 600)
+  g = jax.device_get(out.graph)
+  pess, opt, end = (np.asarray(x) for x in solver.unpack(g.bounds))
+  partial = 0
+  for b in range(len(positions)):
+    used = int(g.nodes_used[b])
+    for i in range(used):
+      exact = values[_key_int(g.key[b, i])]
+      assert pess[b, i] <= exact <= opt[b, i], (b, i, pess[b, i], opt[b, i], exact)
+      if g.solved[b, i] != graph_lib.UNKNOWN:
+        assert SIGN_OF[int(g.solved[b, i])] == exact and pess[b, i] == opt[b, i] == exact
+        assert end[b, i] == g.end_in_ply[b, i]
+      else:
+        assert pess[b, i] < opt[b, i]
+        partial += (pess[b, i], opt[b, i]) != (-1, 1)
+    invariants.check_graph(g, b, mcgs_jax.SearchConfig(num_simulations=600, solver=True,
+                                                       solver_bounds=True))
+  assert partial > 0   # the bounds did more than the proofs
+
+
+def test_exact_win_stores_no_partial_bounds():
+  out = _bounds_search([tictactoe.from_moves([4, 0])], 300, bounds=False)
+  g = jax.device_get(out.graph)
+  pess, opt, _ = (np.asarray(x) for x in solver.unpack(g.bounds))
+  unproven = g.solved[0] == graph_lib.UNKNOWN
+  assert np.all(pess[0][unproven] == -1) and np.all(opt[0][unproven] == 1)
+  assert np.any(~unproven[:int(g.nodes_used[0])])
+
+
+def test_solver_bounds_needs_the_solver():
+  with pytest.raises(ValueError, match="solver_bounds"):
+    mcgs_jax.SearchConfig(solver_bounds=True)

@@ -1,0 +1,17 @@
+"""The phase-profile benchmark runs and writes one row per phase and mode."""
+
+import csv
+
+from experiments import bench_phases
+
+
+def test_bench_phases_writes_its_rows(tmp_path):
+  path = tmp_path / "phases.csv"
+  bench_phases.main(["--batch", "2", "--sims", "4", "--hidden", "8", "--backups", "mcgs",
+                     "--repeats", "1", "--csv", str(path)])
+  rows = list(csv.DictReader(open(path)))
+  names = [r["row"] for r in rows]
+  assert names == ["network+env only", "search mcgs", "phase selection", "phase transition",
+                   "phase lookup", "phase evaluation", "phase expansion+backup", "phase step"]
+  assert all(float(r["median_ms"]) > 0 for r in rows)
+  assert float(rows[-1]["share_of_step"]) == 1.0
