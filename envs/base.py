@@ -14,6 +14,7 @@ What the search relies on (see `mcgs_jax.EnvModel`):
   state.terminated          bool[...]
   state.legal_action_mask   bool[..., A]    all False once terminated
   env.step(state, action)   -> state        stepping a terminated state is a no-op
+  env.exact_keys            bool            equal keys have equal futures (solver)
 """
 
 import dataclasses
@@ -50,6 +51,15 @@ class Env:
   def max_game_length(self) -> int:
     """An upper bound on the number of moves of one game (for rollouts)."""
     raise NotImplementedError
+
+  @property
+  def exact_keys(self) -> bool:
+    """Whether equal keys mean equal futures: the same legal moves and
+    terminal outcomes whatever path led there. False for keys that leave out
+    path-dependent rules (repetition draws, superko): then a proof found along
+    one path may not hold along another, and `mcgs_jax` refuses
+    `SearchConfig.solver`. True for the games of this package."""
+    return True
 
   def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:
     """Initial state; a batch of `batch_size` states when it is given."""

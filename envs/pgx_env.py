@@ -92,6 +92,11 @@ network evaluation) with the default "position" keys:
     decides positional superko (pgx ends the game, the mover losing, when a
     move repeats any earlier board) and fills the 8 history planes of the
     observation.
+  * So for those games "position" keys are not `exact_keys`: a terminal
+    edge or a legal move found along the first path (a repetition draw, a
+    superko loss) is not the same along the others, and the terminal solver
+    would spread such a proof to every parent; `mcgs_jax.search` refuses
+    `SearchConfig.solver` there (use key_mode="full" to solve).
   * Player ids: positions are only merged under the same id assignment
     (`current_player` is hashed), which is always the case within one search.
 
@@ -153,6 +158,10 @@ UNSUPPORTED_GAMES = {
 }
 
 KEY_MODES = ("position", "full")
+
+# Games whose "position" keys leave out history that decides legal moves or
+# outcomes (repetition draws, positional superko): not `exact_keys`.
+PATH_DEPENDENT_GAMES = ("animal_shogi", "chess", "gardner_chess", "go_9x9", "go_19x19")
 
 _MAX_GAME_LENGTH = {
     "tic_tac_toe": 9,
@@ -470,6 +479,12 @@ class PgxEnv(base.Env):
   @property
   def max_game_length(self) -> int:
     return _MAX_GAME_LENGTH[self.game_id]
+
+  @property
+  def exact_keys(self) -> bool:
+    """False for "position" keys of `PATH_DEPENDENT_GAMES` (the solver is
+    refused there; key_mode="full" is exact)."""
+    return self.key_mode == "full" or self.game_id not in PATH_DEPENDENT_GAMES
 
   @property
   def observation_shape(self) -> tuple[int, ...]:

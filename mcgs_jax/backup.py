@@ -13,9 +13,11 @@ value is recomputed from its own evaluation and its children's current values
 (KataGo's graph search), so a transposition node shared by several parents
 passes its current value to all of them.
 
-Nodes on a path are distinct (the graph is acyclic: keys include the ply, or
-the game cannot return to a position), so all values can be computed from the pre-update statistics in one reverse
-loop, then written with one scatter per array.
+Nodes on a path are distinct (the selection stops before it re-enters a node
+of its path, and a link that would close a cycle stores a fresh node instead,
+for keys that leave out the ply), so all values can be computed from the
+pre-update statistics in one reverse loop, then written with one scatter per
+array.
 """
 
 import chex
@@ -45,7 +47,8 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
   """The value of the last edge (parent, action) of ONE game's simulation that
   ends without expanding, by the end `kind` (graph.TERMINAL_EDGE, ...): the
   terminal reward, the proven node's exact value, the correction toward a
-  diverged transposition, or the current estimate (depth limit, dead end);
+  diverged transposition, or the current estimate (depth limit, dead end,
+  cycle);
   0 for the other kinds. Read from the graph's current statistics, at backup
   time, so earlier leaves of a step (`leaves_per_step`) are taken into
   account."""
@@ -58,7 +61,8 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
   return jnp.select(
       [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
        kind == graph_lib.CORRECTION,
-       (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END)],
+       (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
+       (kind == graph_lib.CYCLE)],
       [reward, exact, corrected, target], 0.0)
 
 

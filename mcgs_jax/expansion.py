@@ -100,10 +100,20 @@ def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model
   return sel, trans, found, free_slot
 
 
+def closes_cycle(sel: selection.Selection, found: chex.Array,
+                 config: config_lib.SearchConfig) -> chex.Array:
+  """bool (ONE game; vmap for [B]): linking the selected edge to `found` would
+  close a cycle, `found` being a node on the path (keys without the ply)."""
+  if not config.links_transpositions:
+    return jnp.zeros_like(found >= 0)
+  return (found >= 0) & selection.on_path(sel.path_nodes, sel.length, found)
+
+
 def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: chex.Array,
                config: config_lib.SearchConfig) -> chex.Array:
   """bool[B]: the simulation ends at a new leaf that needs the network."""
   known = (found >= 0) & config.uses_table   # a link (mcgs) or a cached result (tt_cache)
+  known &= ~jax.vmap(functools.partial(closes_cycle, config=config))(sel, found)
   return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
 
 
@@ -131,7 +141,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
-    new node, indexed in the table), the path backed up, the counters updated.
+    new node, indexed in the table unless its key is known), the path backed
+    up, the counters updated.
   """
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
@@ -141,7 +152,10 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   expand = sel.kind == graph_lib.EXPAND
   ends_game = expand & trans.terminal
   hit = expand & ~trans.terminal & (found >= 0)
-  link = hit & config.links_transpositions
+  # A link back into the path would close a cycle: a fresh node, evaluated and
+  # not indexed, stands in for the transposition (its key stays with `found`).
+  cycle = hit & closes_cycle(sel, found, config)
+  link = hit & config.links_transpositions & ~cycle
   cache_hit = hit & config.caches_evaluations
   new_node = expand & ~trans.terminal & ~link
   evaluated = new_node & ~cache_hit
@@ -221,5 +235,6 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
       table_overflows=indexed & (free_slot < 0),
       depth_overflows=sel.kind == graph_lib.DEPTH_LIMIT,
       nan_evals=evaluated & nan,
+      cycles=cycle | (sel.kind == graph_lib.CYCLE),
       deferred_expansions=deferred,
   )

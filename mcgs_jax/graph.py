@@ -38,6 +38,7 @@ DEPTH_LIMIT = 4     # max_depth: back up the current estimate of the last edge
 DEAD_END = 5        # a non-terminal node without legal actions: the current estimate
 NO_SIMULATION = 6   # the root has no legal action, is proven, or the game is inactive
 SOLVED_EDGE = 7     # an edge into a node proven by the solver: exact value
+CYCLE = 8           # an edge back into a node on the path: the current estimate
 
 
 @chex.dataclass(frozen=True)
@@ -64,6 +65,9 @@ class SearchStats:
   table_overflows: chex.Array     # nodes not indexed: no free slot within max_probes
   depth_overflows: chex.Array     # simulations cut at max_depth
   nan_evals: chex.Array           # network outputs with NaN, replaced (uniform prior, value 0)
+  cycles: chex.Array              # keys without the ply: a link that would close a cycle
+                                  # (a fresh, unindexed node instead) or a descent back
+                                  # into a node on the path (stopped, current estimate)
   deferred_expansions: chex.Array  # expansion_policy: evaluated leaves not stored as nodes
 
   @property

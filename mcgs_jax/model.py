@@ -45,6 +45,9 @@ class Model:
   """A game as the search sees it (subclasses are frozen, hashable)."""
 
   num_actions: int
+  # Equal keys mean equal futures (legal moves, terminal outcomes) whatever
+  # the path; the terminal solver needs it (`check_solver`).
+  exact_keys: bool = True
 
   def root(self, state: Any) -> Root:
     raise NotImplementedError
@@ -68,6 +71,10 @@ class EnvModel(Model):
   @property
   def num_actions(self) -> int:
     return self.env.num_actions
+
+  @property
+  def exact_keys(self) -> bool:
+    return getattr(self.env, "exact_keys", True)
 
   def root(self, state):
     return Root(embedding=state, key=state.key, legal=state.legal_action_mask,
@@ -126,6 +133,7 @@ class MctxModel(Model):
   recurrent_fn: Callable
   key_fn: Callable
   num_actions: int
+  exact_keys: bool = True
 
   def root(self, state: MctxState) -> Root:
     return Root(embedding=state, key=state.key,
@@ -164,7 +172,8 @@ class MctxEval:
     return state.prior_logits, state.value
 
 
-def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int):
+def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
+              exact_keys: bool = True):
   """Lets an mctx user keep their `recurrent_fn`.
 
   Args:
@@ -173,10 +182,30 @@ def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int):
       function or a frozen dataclass) to be a static jit argument.
     key_fn: `embedding -> uint32[B, 2]` transposition key of each state.
     num_actions: A.
+    exact_keys: whether equal keys mean equal futures (the same legal moves,
+      rewards and terminal states) whatever path led there. True (default)
+      takes `key_fn` at its word, as transpositions already do; pass False
+      when the key leaves out path-dependent rules (repetition, ko), which
+      makes `search` refuse `SearchConfig.solver`.
 
   Returns:
     (model, eval_fn): pass them as `env` and `eval_fn` to `mcgs_jax.search`,
     with `model.make_root(mctx.RootFnOutput(...), invalid_actions)` as state.
   """
-  return MctxModel(recurrent_fn=recurrent_fn, key_fn=key_fn,
-                   num_actions=num_actions), MctxEval()
+  return MctxModel(recurrent_fn=recurrent_fn, key_fn=key_fn, num_actions=num_actions,
+                   exact_keys=exact_keys), MctxEval()
+
+
+def check_solver(model: Model, config: Any) -> None:
+  """Raises ValueError when `config.solver` is on and `model`'s keys are not
+  exact (at trace time): a proof (a repetition draw, a superko loss, a legal
+  move) found along the path that stored a node would spread to every path
+  that links to it."""
+  if config.solver and not model.exact_keys:
+    name = repr(model.env) if isinstance(model, EnvModel) else type(model).__name__
+    raise ValueError(
+        f"SearchConfig(solver=True) needs exact keys, but {name} has exact_keys=False: "
+        "its keys leave out path-dependent rules (repetition, superko), so a proof along "
+        "one path would be taken for every path to the same key. Use solver=False, or keys "
+        "that identify the whole state (pgx: PgxEnv(..., key_mode='full'); mctx: "
+        "from_mctx(..., exact_keys=True) once key_fn covers the history).")

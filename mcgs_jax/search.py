@@ -54,6 +54,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     root's evaluation.
   """
   model = model_lib.as_model(env)
+  model_lib.check_solver(model, config)
   root = model.root(state)
   if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
     raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
@@ -110,6 +111,7 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
     (graph, Selection [B] of each game's last simulation).
   """
   model = model_lib.as_model(env)
+  model_lib.check_solver(model, config)
   step_rng, eval_rng = jax.random.split(rng)
   if active is None:
     active = jnp.ones((graph.batch_size,), bool)

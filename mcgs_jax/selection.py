@@ -6,8 +6,10 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
   - an edge into a transposition node whose value has diverged from the edge's
     Q by more than q_eps (CORRECTION: back up the correction, no network),
   - an edge into a node proven by the solver (SOLVED_EDGE: exact value),
-  - max_depth (DEPTH_LIMIT) or a non-terminal node without legal actions
-    (DEAD_END): back up the current estimate of the last edge.
+  - max_depth (DEPTH_LIMIT), a non-terminal node without legal actions
+    (DEAD_END), or an edge back into a node already on the path (CYCLE: keys
+    that leave out the ply can close cycles): back up the current estimate of
+    the last edge.
 With the solver on, proven-losing moves are never selected and a game whose
 root is proven runs no more simulations. With `root_policy == "gumbel"` the
 root action follows sequential halving over the Gumbel-considered actions and
@@ -51,6 +53,7 @@ DEPTH_LIMIT = graph_lib.DEPTH_LIMIT
 DEAD_END = graph_lib.DEAD_END
 NO_SIMULATION = graph_lib.NO_SIMULATION
 SOLVED_EDGE = graph_lib.SOLVED_EDGE
+CYCLE = graph_lib.CYCLE
 
 # Exploration modes of a simulation.
 NO_EXPLORATION = 0
@@ -78,6 +81,11 @@ class Selection:
   start: chex.Array         # int32, first path edge the backup updates
   explored: chex.Array      # bool, an exploration trajectory
   stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
+
+
+def on_path(path_nodes: chex.Array, length: chex.Array, node: chex.Array) -> chex.Array:
+  """bool: `node` is one of the first `length` entries of `path_nodes` [D]."""
+  return jnp.any((path_nodes == node) & (jnp.arange(path_nodes.shape[0]) < length))
 
 
 def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig):
@@ -259,11 +267,16 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
     diverged &= ~proven & ~following
     at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
+    # Only links close cycles; descending into a node of the path would make
+    # the backup update it twice, so the simulation stops there.
+    cycle = jnp.bool_(False)
+    if config.links_transpositions:
+      cycle = is_node & ~proven & on_path(path_nodes, depth + 1, child)
 
     kind = jnp.select(
         [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
-         child == graph_lib.TERMINAL, proven, diverged, at_limit],
-        [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CORRECTION,
+         child == graph_lib.TERMINAL, proven, cycle, diverged, at_limit],
+        [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CYCLE, CORRECTION,
          DEPTH_LIMIT],
         RUNNING).astype(jnp.int32)
     descend = kind == RUNNING

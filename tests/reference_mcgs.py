@@ -92,14 +92,64 @@ class ReferenceMCGS:
         best, best_score = a, score
     return best
 
+  def allowed(self, node):
+    return [a for a in sorted(node.edges)
+            if not (self.solver and self.outcome(node.edges[a])[0] == -1)]
+
+  def most_visited(self, node):
+    """The most visited allowed move, higher prior breaking ties."""
+    best, best_score = None, -math.inf
+    for a in self.allowed(node):
+      score = node.edges[a].n + 0.5 * node.prior[a]
+      if score > best_score:
+        best, best_score = a, score
+    return best
+
+  def proven_child(self, edge):
+    return self.solver and edge.child is not None and edge.child.solved is not None
+
+  def branch_depth(self, wanted):
+    """Epsilon-greedy: how far the most visited line goes, at most `wanted`
+    plies, through stored unproven nodes."""
+    node, depth = self.root, 0
+    while depth < wanted:
+      a = self.most_visited(node)
+      if a is None:
+        break
+      edge = node.edges[a]
+      if edge.child is None or self.proven_child(edge):
+        break
+      node, depth = edge.child, depth + 1
+    return depth
+
+  def explore_action(self, node, puct_action, draw):
+    """Epsilon-greedy branch move: `draw(candidates: list of bool [A]) -> a`
+    picks uniformly among the tried moves and the untried one of highest
+    prior."""
+    allowed = self.allowed(node)
+    untried = [a for a in allowed if node.edges[a].n == 0]
+    candidates = [False] * len(node.legal)
+    for a in allowed:
+      candidates[a] = node.edges[a].n > 0
+    if untried:
+      candidates[max(untried, key=lambda a: (node.prior[a], -a))] = True
+    a = draw(candidates)
+    return puct_action if self.proven_child(node.edges[a]) else a
+
   def clip(self, v):
     return max(self.value_min, min(v, self.value_max))
 
-  def simulate(self):
+  def simulate(self, explore=None):
     """One simulation; returns (list of actions on the path, kind), or
-    ([], None) when the root is proven."""
+    ([], None) when the root is proven.
+
+    `explore`: None, or (wanted depth, draw) for an epsilon-greedy trajectory
+    (paper, "Random Exploration"): follow the most visited line down to the
+    branch node (at most `wanted` plies), play `explore_action` there, PUCT
+    below; the backup stops at the branch node (disconnected)."""
     if self.solver and self.root.solved is not None:
       return [], None
+    branch = None if explore is None else self.branch_depth(explore[0])
     node = self.root
     trajectory = []
     while True:
@@ -109,6 +159,11 @@ class ReferenceMCGS:
         edge = prev.edges[prev_a]
         value, kind = edge.reward + edge.discount * node.value, DEAD_END
         break
+      following = branch is not None and len(trajectory) < branch
+      if following:
+        a = self.most_visited(node)
+      elif branch is not None and len(trajectory) == branch:
+        a = self.explore_action(node, a, explore[1])
       trajectory.append((node, a))
       edge = node.edges[a]
       if edge.terminal:
@@ -122,7 +177,7 @@ class ReferenceMCGS:
         value, kind = edge.reward + edge.discount * EXACT[child.solved], SOLVED_EDGE
         break
       target = edge.reward + edge.discount * child.value
-      if self.backup_mode == "mcgs" and child.num_parents > 1:
+      if self.backup_mode == "mcgs" and child.num_parents > 1 and not following:
         q_delta = edge.q - target
         if abs(q_delta) > self.q_eps:
           value, kind = self.clip(edge.n * (target - edge.q) + target), CORRECTION
@@ -131,7 +186,7 @@ class ReferenceMCGS:
         value, kind = target, DEPTH_LIMIT
         break
       node = child
-    self.backpropagate(trajectory, value)
+    self.backpropagate(trajectory, value, start=branch or 0)
     return [a for _, a in trajectory], kind
 
   def expand(self, node, a, edge):
@@ -210,8 +265,9 @@ class ReferenceMCGS:
       node.value_sum = (node.nn_value + weighted) / (1 + total) * node.visits
 
   # Algorithm 2.
-  def backpropagate(self, trajectory, value):
-    """`value` is what the last edge of the trajectory receives."""
+  def backpropagate(self, trajectory, value, start=0):
+    """`value` is what the last edge of the trajectory receives; edges above
+    `start` are left alone."""
     if self.solver:
       last, last_a = trajectory[-1]
       below = last.edges[last_a].child
@@ -224,7 +280,7 @@ class ReferenceMCGS:
       self.backpropagate_katago(trajectory, value)
       return
     q_target = None   # V*(s') of the transposition node just updated
-    for i in reversed(range(len(trajectory))):
+    for i in reversed(range(start, len(trajectory))):
       node, a = trajectory[i]
       edge = node.edges[a]
       if i < len(trajectory) - 1:
@@ -241,3 +297,27 @@ class ReferenceMCGS:
       node.value_sum += value
       node.visits += 1
       q_target = node.value if self.backup_mode == "mcgs" and node.num_parents > 1 else None
+
+  def advance(self, action):
+    """Re-roots at the root's child by `action`: keeps the nodes reachable
+    from it with their statistics, recounts parents, restarts the counters."""
+    root = self.root.edges[action].child
+    kept, stack = {id(root): root}, [root]
+    while stack:
+      for edge in stack.pop().edges.values():
+        if edge.child is not None and id(edge.child) not in kept:
+          kept[id(edge.child)] = edge.child
+          stack.append(edge.child)
+    self.nodes = [n for n in self.nodes if id(n) in kept]
+    for n in self.nodes:
+      n.num_parents = 0
+    for n in self.nodes:
+      for edge in n.edges.values():
+        if edge.child is not None:
+          edge.child.num_parents += 1
+    self.root = root
+    if self.backup_mode != "tree":
+      self.table = {}
+      for n in self.nodes:
+        self.table.setdefault(n.key, n)
+    self.nn_evals = 0

@@ -2,6 +2,8 @@
 simulation: same paths, same visits, Q within 1e-5, same graph shape."""
 
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -82,24 +84,62 @@ def assert_same_graph(g, b, ref):
   assert len(mapping) == len(ref.nodes) == int(g.nodes_used[b])
 
 
-def run_agreement(env, states, config, eval_fn):
-  num_simulations = config.num_simulations
-  batch = envs.stack(states)
-  rng = jax.random.PRNGKey(0)
-  graph = init_jit(None, rng, batch, env, eval_fn, config)
-  refs = [reference_for(env, s, config, eval_fn) for s in states]
-  kinds = set()
-  for _ in range(num_simulations):
-    graph, sel = simulate_jit(None, rng, graph, env, eval_fn, config)
+def exploration_plans(rng, config, batch):
+  """The engine's epsilon-greedy draws for the simulation step run with `rng`
+  (`search.simulate` -> `selection.select_batch`), as the reference takes
+  them: per game None, or (wanted depth, draw(candidates) -> action)."""
+  step_rng, _ = jax.random.split(rng)
+  plan_rng, branch_rng = jax.random.split(jax.random.fold_in(step_rng, 1))
+  plans = []
+  for b, (plan_key, branch_key) in enumerate(zip(jax.random.split(plan_rng, batch),
+                                                  jax.random.split(branch_rng, batch))):
+    _, greedy_draw, depth_draw = jax.random.uniform(plan_key, (3,))
+    if not greedy_draw < config.eps_greedy:
+      plans.append(None)
+      continue
+    wanted = int(jnp.clip(jnp.floor(-jnp.log2(1.0 - depth_draw) - 1.0).astype(jnp.int32),
+                          0, config.max_depth - 2))
+
+    def draw(candidates, key=branch_key):
+      return int(jax.random.categorical(key, jnp.where(jnp.array(candidates), 0.0, -jnp.inf)))
+    plans.append((wanted, draw))
+  return plans
+
+
+def step_agreement(graph, refs, env, eval_fn, config, num_steps, rng=None):
+  """Runs `num_steps` simulation steps in both; compares paths and graphs
+  after each. `rng` None: the same key every step (no random draws used),
+  else folded with the step. Returns (graph, host graph, Counter of the reference's
+  end kinds per game)."""
+  kinds = [collections.Counter() for _ in refs]
+  g = None
+  for i in range(num_steps):
+    step_rng = jax.random.PRNGKey(0) if rng is None else jax.random.fold_in(rng, i)
+    plans = (exploration_plans(step_rng, config, len(refs)) if config.eps_greedy > 0
+             else [None] * len(refs))
+    graph, sel = simulate_jit(None, step_rng, graph, env, eval_fn, config)
     g, s = jax.device_get((graph, sel))
     for b, ref in enumerate(refs):
-      path, kind = ref.simulate()
-      kinds.add(kind)
+      path, kind = ref.simulate(plans[b])
+      kinds[b][kind] += 1
       assert [int(a) for a in s.path_actions[b, :s.length[b]]] == path
       assert_same_graph(g, b, ref)
   for b, ref in enumerate(refs):
     assert int(g.stats["nn_evals"][b]) == ref.nn_evals
-  return g, kinds
+  return graph, g, kinds
+
+
+def start_agreement(env, states, config, eval_fn):
+  """(engine graph after `init`, one reference per state)."""
+  graph = init_jit(None, jax.random.PRNGKey(0), envs.stack(states), env, eval_fn, config)
+  return graph, [reference_for(env, s, config, eval_fn) for s in states]
+
+
+def run_agreement(env, states, config, eval_fn, rng=None):
+  """A whole search in step; returns (host graph, set of end kinds seen)."""
+  graph, refs = start_agreement(env, states, config, eval_fn)
+  _, g, kinds = step_agreement(graph, refs, env, eval_fn, config, config.num_simulations, rng)
+  return g, set().union(*kinds)
 
 
 NIM = envs.make("nim")
@@ -141,3 +181,79 @@ def test_connect4_agrees_with_reference(backup):
     assert g.stats["transposition_hits"].min() >= 5
   if backup == "tt_cache":
     assert g.stats["tt_cache_hits"].min() >= 5
+
+
+# Connect-4 positions with four full side columns (1, 2, 6, 7): few moves, so
+# move orders meet often, and the transposition nodes they meet at are
+# revisited through stale edges (corrections).
+C4_NARROW = ("126661117716122277276267", "112711666627227276771126")
+
+
+def test_connect4_corrections_agree():
+  c4 = envs.make("connect4")
+  states = [envs.connect4.from_moves(m) for m in C4_NARROW]
+  config = mcgs_jax.SearchConfig(num_simulations=150, q_init=0.0)
+  graph, refs = start_agreement(c4, states, config, HashEval(7, value_scale=0.125,
+                                                              logit_scale=0.25))
+  _, g, kinds = step_agreement(graph, refs, c4, HashEval(7, value_scale=0.125, logit_scale=0.25),
+                               config, config.num_simulations)
+  for b in range(len(states)):
+    assert int(g.stats["corrections"][b]) == kinds[b][reference_mcgs.CORRECTION] > 0
+
+
+def test_eps_greedy_agrees_with_reference():
+  """Epsilon-greedy trajectories: the reference takes the engine's draws
+  (mode, branch depth, branch move) and follows the line, branches and
+  backs up (disconnected) on its own."""
+  states = [NIM.init(jax.random.PRNGKey(0)), NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
+  config = mcgs_jax.SearchConfig(num_simulations=80, eps_greedy=0.5)
+  graph, refs = start_agreement(NIM, states, config, HashEval(NIM.num_actions))
+  _, g, _ = step_agreement(graph, refs, NIM, HashEval(NIM.num_actions), config,
+                           config.num_simulations, rng=jax.random.PRNGKey(3))
+  assert np.all(g.stats["explorations"] > 10)
+  assert np.all(g.stats["disconnected"] > 0)
+
+
+def test_max_nn_evals_with_free_retries_agrees():
+  """An evaluation budget: a game stops at `max_nn_evals` network calls, and
+  simulations without one (terminal, link, correction) are retried within
+  the step, at most `free_retries` times."""
+  states = [NIM.init(jax.random.PRNGKey(0)), NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
+  eval_fn = HashEval(NIM.num_actions)
+  config = mcgs_jax.SearchConfig(num_simulations=200, max_nn_evals=40, free_retries=3)
+  graph, refs = start_agreement(NIM, states, config, eval_fn)
+  graph = jax.jit(mcgs_jax.run_simulations, static_argnames=STATIC)(
+      None, jax.random.PRNGKey(0), graph, NIM, eval_fn, config)
+  g = jax.device_get(graph)
+  for b, ref in enumerate(refs):
+    simulations = 0
+    while simulations < config.num_simulations and ref.nn_evals < config.max_nn_evals:
+      for _ in range(config.free_retries + 1):   # one step
+        before = ref.nn_evals
+        ref.simulate()
+        simulations += 1
+        if ref.nn_evals > before or simulations >= config.num_simulations:
+          break
+    assert int(g.stats["simulations"][b]) == simulations
+    assert int(g.stats["nn_evals"][b]) == ref.nn_evals == config.max_nn_evals
+    assert simulations > ref.nn_evals   # free simulations happened
+    assert_same_graph(g, b, ref)
+
+
+@pytest.mark.parametrize("backup", ["mcgs", "tree"])
+def test_advance_agrees_with_reference(backup):
+  """Search, re-root at a child (`advance`), search again."""
+  states = [NIM.init(jax.random.PRNGKey(0)), NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
+  eval_fn = HashEval(NIM.num_actions)
+  config = mcgs_jax.SearchConfig(num_simulations=60, backup=backup, max_nodes=128)
+  graph, refs = start_agreement(NIM, states, config, eval_fn)
+  graph, g, _ = step_agreement(graph, refs, NIM, eval_fn, config, config.num_simulations)
+  # The most visited root move of each game.
+  action = np.argmax(g.edge_visits[:, 0], axis=-1)
+  graph, kept = jax.jit(mcgs_jax.advance, static_argnames="config")(
+      graph, jnp.asarray(action, jnp.int32), config)
+  assert np.all(np.asarray(kept))
+  for b, ref in enumerate(refs):
+    ref.advance(int(action[b]))
+    assert_same_graph(jax.device_get(graph), b, ref)
+  step_agreement(graph, refs, NIM, eval_fn, config, 40)
