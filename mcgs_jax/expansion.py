@@ -213,7 +213,7 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   if config.hard_pruning:
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length,
-        lambda g, node: selection._allowed(g, node, config), config)  # pylint: disable=protected-access
+        lambda g, node: selection.allowed_moves(g, node, config), config)
   if config.rave:
     # A correction is no outcome of play: it leaves the AMAF statistics alone.
     graph = rave.update(graph, sel.path_nodes, sel.path_actions,

@@ -128,7 +128,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
                        / jnp.maximum(edge_visits + pending, 1.0), edge_q)
     edge_visits = edge_visits + pending
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-  legal = _allowed(graph, node, config)
+  legal = allowed_moves(graph, node, config)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
@@ -141,7 +141,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   return scores
 
 
-def _allowed(graph, node, config):
+def allowed_moves(graph, node, config):
   """bool[A]: legal moves not pruned by the solver (nor by progressive
   pruning, which always leaves one)."""
   allowed = graph.child[node] != graph_lib.ILLEGAL
@@ -159,7 +159,7 @@ def _best(score, allowed):
 def most_visited_action(graph, node, config):
   """The most visited allowed move of `node` (higher prior breaks ties)."""
   return _best(graph.edge_visits[node] + 0.5 * graph.prior[node],
-               _allowed(graph, node, config))
+               allowed_moves(graph, node, config))
 
 
 def _proven_node(graph, child, config):
@@ -194,7 +194,7 @@ def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
 
 def _explore_action(graph, node, puct_action, explore, config):
   """The move at the branch node of an exploration trajectory."""
-  allowed = _allowed(graph, node, config)
+  allowed = allowed_moves(graph, node, config)
   untried = allowed & (graph.edge_visits[node] == 0)
   prior = graph.prior[node]
   # GREEDY: uniform over the tried moves and the best untried one.
@@ -230,7 +230,7 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   use_gumbel = config.root_policy == "gumbel"
   if use_gumbel:
     # The root's statistics do not change during a descent: scored once.
-    root_scores = gumbel.root_scores(graph, _allowed(graph, 0, config), config, virtual_visits)
+    root_scores = gumbel.root_scores(graph, allowed_moves(graph, 0, config), config, virtual_visits)
 
   def body(carry):
     node, depth, _, path_nodes, path_actions, _, stale = carry
@@ -238,7 +238,7 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
       stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
     if use_gumbel:
       scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-          graph, node, _allowed(graph, node, config), config, virtual_visits))
+          graph, node, allowed_moves(graph, node, config), config, virtual_visits))
     else:
       scores = puct_scores(graph, node, config, virtual_visits)
     action = jnp.argmax(scores).astype(jnp.int32)

@@ -69,7 +69,7 @@ def test_hard_pruning_is_for_good_and_never_takes_every_move():
   assert g.pruned.shape == g.edge_visits.shape
   assert mcgs_jax.SearchConfig().hard_pruning is False
   path = jnp.zeros((hard.max_depth,), jnp.int32)
-  allowed = lambda graph, node: selection._allowed(graph, node, hard)  # pylint: disable=protected-access
+  allowed = lambda graph, node: selection.allowed_moves(graph, node, hard)
   g = pruning.update_hard_pruning(g, path, jnp.int32(1), allowed, hard)
   np.testing.assert_array_equal(g.pruned[0], [False, True] + [False] * 5)
   assert g.pruned[1:].sum() == 0
