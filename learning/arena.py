@@ -48,14 +48,17 @@ class MatchResult:
 
   @property
   def wins(self) -> int:
+    """Games A won."""
     return int(np.sum(self.scores > 0))
 
   @property
   def draws(self) -> int:
+    """Games drawn (unfinished games included)."""
     return int(np.sum(self.scores == 0))
 
   @property
   def losses(self) -> int:
+    """Games A lost."""
     return int(np.sum(self.scores < 0))
 
   @property
