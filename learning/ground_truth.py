@@ -161,6 +161,10 @@ def evaluate(env: Any, agent: agents_lib.Agent, rng: jax.Array, *,
     positions_per_set: Connect-4: the first this many positions of each set.
     chunk_size: positions per agent call.
 
+  Returns:
+    {figure name: value}: Connect-4 error rates per set (`c4_error_<set>`),
+    or the value-keeping move rates of a small game.
+
   Raises:
     ValueError: for an env without ground truth here (e.g. pgx games).
   """
