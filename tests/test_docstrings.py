@@ -14,6 +14,7 @@ jitted: the test only imports and reads source.
 """
 
 import ast
+import dataclasses
 import importlib
 import inspect
 import pkgutil
@@ -80,7 +81,17 @@ def _function_problems(qualname: str, fn) -> list[str]:
 
 
 def _class_problems(qualname: str, cls) -> list[str]:
-  problems = [] if inspect.getdoc(cls) else [f"{qualname}: no docstring"]
+  # A class's own docstring: not a base class's, nor the signature that
+  # `dataclasses` writes into `__doc__` when there is none.
+  doc = (cls.__dict__.get("__doc__") or "").strip()
+  written = bool(doc)
+  if written and dataclasses.is_dataclass(cls):
+    try:
+      generated = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    except (TypeError, ValueError):
+      generated = None
+    written = doc != generated
+  problems = [] if written else [f"{qualname}: no docstring"]
   for name, member in vars(cls).items():
     if name.startswith("_") and name != "__call__":
       continue
@@ -160,6 +171,24 @@ def test_checker_catches_missing_sections():
   assert _function_problems("side_effect_only", side_effect_only) == []
   problems = _function_problems("no_args_section", no_args_section)
   assert len(problems) == 2 and "Args" in problems[0] and "Returns" in problems[1]
+
+
+def test_checker_rejects_generated_class_docstrings():
+  @dataclasses.dataclass(frozen=True)
+  class Undocumented:
+    x: int
+
+  @dataclasses.dataclass(frozen=True)
+  class Documented:
+    """A point."""
+    x: int
+
+  class Subclass(Documented):
+    pass
+
+  assert _class_problems("Undocumented", Undocumented) == ["Undocumented: no docstring"]
+  assert _class_problems("Documented", Documented) == []
+  assert _class_problems("Subclass", Subclass) == ["Subclass: no docstring"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)
