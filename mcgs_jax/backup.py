@@ -159,8 +159,9 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   """Backs `leaf_value` up ONE game's path.
 
   Args:
-    graph: ONE game's graph.
-    path_nodes, path_actions: int32[D], the path's edges from the root.
+    graph: ONE game's graph [N, A].
+    path_nodes: int32[D], the path's nodes from the root.
+    path_actions: int32[D], the action taken at each path node.
     length: int32, number of edges on the path (0: nothing to do).
     leaf_value: f32, the value of the last edge for its parent's mover.
     config: SearchConfig.

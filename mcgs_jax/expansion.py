@@ -184,12 +184,15 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   backs the simulation's value up its path.
 
   Args:
-    graph: ONE game's graph.
+    graph: ONE game's graph [N, A].
     sel: its Selection.
-    trans: the Transition from the selected edge.
-    found, free_slot: int32, the lookup of `trans.key`.
-    prior: f32[A], nn_value: f32, nan: bool: the network's (sanitised) output
-      for the child, used when it is stored as a new node.
+    trans: the Transition from the selected edge (no batch dimension).
+    found: int32, the node stored under `trans.key`, or -1 (`lookup`).
+    free_slot: int32, the table slot for `trans.key`, or -1 (`lookup`).
+    prior: f32[A], the network's (sanitised) prior for the child, used when
+      it is stored as a new node.
+    nn_value: f32, the network's (sanitised) value of the child.
+    nan: bool, the network's output for the child had a NaN.
     config: SearchConfig.
 
   Returns:
