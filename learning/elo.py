@@ -26,7 +26,9 @@ class Ratings:
 
   Attributes:
     elo: f64[N], ratings with `elo[reference] == 0`.
-    lower, upper: f64[N], the bootstrap confidence interval of each rating.
+    lower: f64[N], the lower end of each rating's bootstrap confidence
+      interval.
+    upper: f64[N], the upper end.
     reference: the player anchored at 0.
     num_games: games the fit used.
   """

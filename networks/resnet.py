@@ -210,7 +210,10 @@ class SEResNet(nn.Module):
   """`ResNet` whose every block ends with squeeze-and-excitation.
 
   Attributes:
-    num_actions, num_blocks, channels, value_hidden: as in `ResNet`.
+    num_actions: A.
+    num_blocks: residual blocks in the trunk.
+    channels: channels of every convolution in the trunk.
+    value_hidden: units of the value head's hidden layer.
     se_ratio: the SE squeeze layer has channels // se_ratio units.
   """
   num_actions: int
