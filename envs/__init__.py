@@ -30,7 +30,17 @@ def _ints(text: str, game_id: str) -> tuple[int, ...]:
 
 
 def make(game_id: str) -> Env:
-  """Builds an env from its id (see the module docstring for the list)."""
+  """Builds an env from its id (see the module docstring for the list).
+
+  Args:
+    game_id: e.g. "connect4", "nim-piles:2,3,4", "hsr:2,2,10", "pgx:othello".
+
+  Returns:
+    The Env (frozen, hashable).
+
+  Raises:
+    ValueError: an unknown id or bad numbers in it.
+  """
   name, _, args = game_id.partition(":")
   if name == "connect4" and not args:
     return connect4.Connect4()

@@ -37,14 +37,17 @@ class Env:
 
   @property
   def id(self) -> str:
+    """The env's id, as `envs.make` takes it (e.g. "connect4")."""
     raise NotImplementedError
 
   @property
   def num_actions(self) -> int:
+    """A, the number of actions."""
     raise NotImplementedError
 
   @property
   def num_players(self) -> int:
+    """The number of players (2 unless overridden)."""
     return 2
 
   @property
@@ -62,25 +65,58 @@ class Env:
     return True
 
   def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:
-    """Initial state; a batch of `batch_size` states when it is given."""
+    """Initial state; a batch of `batch_size` states when it is given.
+
+    Args:
+      rng: a PRNG key.
+      batch_size: B, or None for one unbatched state.
+
+    Returns:
+      The state, with leading dimension B when `batch_size` is given.
+    """
     if batch_size is None:
       return self._init(rng)
     return jax.vmap(self._init)(jax.random.split(rng, batch_size))
 
   def step(self, state: Any, action: jax.Array) -> Any:
-    """Plays `action` (int, [] or [B]) in `state` (single or batched)."""
+    """Plays `action` in `state` (single or batched).
+
+    Args:
+      state: one state, or a batch with leading dimension B.
+      action: int32 [] for one state, [B] for a batch.
+
+    Returns:
+      The next state, batched as `state`; stepping a terminated state is a
+      no-op with zero rewards.
+    """
     return _per_game(self._step, state)(state, jnp.asarray(action, jnp.int32))
 
   def observe(self, state: Any) -> jax.Array:
-    """The network input of `state` (single or batched): pgx-layout planes for
-    board games, a flat vector for Nim and HSR. Defaults to
-    `state.observation`; envs whose observation needs the env's constants
-    override it."""
+    """The network input of `state` (single or batched).
+
+    pgx-layout planes for board games, a flat vector for Nim and HSR. Defaults
+    to `state.observation`; envs whose observation needs the env's constants
+    override it.
+
+    Args:
+      state: one state, or a batch with leading dimensions [...].
+
+    Returns:
+      f32[..., *observation_shape].
+    """
     return state.observation
 
   def priority(self, state: Any) -> jax.Array:
-    """bool[..., A]: moves worth trying first (constraint-first exploration,
-    `SearchConfig.eps_constraint`); games override `_priority`."""
+    """Moves worth trying first (constraint-first exploration).
+
+    Used by `SearchConfig.eps_constraint`; games override `_priority`.
+
+    Args:
+      state: one state, or a batch with leading dimensions [...].
+
+    Returns:
+      bool[..., A].
+    """
     return _per_game(self._priority, state)(state)
 
   def _priority(self, state: Any) -> jax.Array:
@@ -134,13 +170,20 @@ _UNROLL_ACTIONS = 32
 
 
 def random_legal_action(rng: jax.Array, legal: jax.Array) -> jax.Array:
-  """A uniformly random legal action per game: int32[...] from bool[..., A].
+  """A uniformly random legal action per game.
 
   Draws one 32-bit integer per game and takes the (r mod #legal)-th legal
   action: several times cheaper than `jax.random.categorical`, which draws
   and logs A Gumbel variables per game (it dominated the cost of random
   playouts). The modulo bias is below #legal / 2^32. Games without a legal
   action get action 0.
+
+  Args:
+    rng: a PRNG key.
+    legal: bool[..., A].
+
+  Returns:
+    int32[...].
   """
   legal = jnp.asarray(legal, jnp.bool_)
   num_actions = legal.shape[-1]
@@ -163,8 +206,15 @@ def random_legal_action(rng: jax.Array, legal: jax.Array) -> jax.Array:
 
 
 def rewards_for_winner(winner: jax.Array) -> jax.Array:
-  """f32[2] for one two-player game: +1 to `winner`, -1 to the other player,
-  zeros while `winner` < 0 (game running or drawn)."""
+  """Rewards of one two-player game from its winner.
+
+  Args:
+    winner: int32 scalar, the winning player, or < 0 while the game runs or
+      when it is drawn.
+
+  Returns:
+    f32[2]: +1 to `winner`, -1 to the other player, zeros when `winner` < 0.
+  """
   player_ids = jnp.arange(2, dtype=jnp.int32)
   return jnp.where(winner < 0, 0.0, jnp.where(player_ids == winner, 1.0, -1.0)).astype(
       jnp.float32)
@@ -173,8 +223,15 @@ def rewards_for_winner(winner: jax.Array) -> jax.Array:
 def step_unless_terminated(state: Any, stepped: Any, finished: Any = None) -> Any:
   """`stepped`, or `finished` if `state` (one game) had already ended.
 
-  `finished` defaults to `state` with zero `rewards`: stepping an ended game
-  is a no-op that pays nothing, as in pgx.
+  Args:
+    state: the state of ONE game before the step.
+    stepped: the state after the step (same structure).
+    finished: what an ended game becomes; defaults to `state` with zero
+      `rewards`: stepping an ended game is a no-op that pays nothing, as in
+      pgx.
+
+  Returns:
+    A state of the same structure.
   """
   if finished is None:
     finished = state.replace(rewards=jnp.zeros_like(state.rewards))
@@ -182,13 +239,28 @@ def step_unless_terminated(state: Any, stepped: Any, finished: Any = None) -> An
 
 
 def batch_ndim(state: Any) -> int:
-  """Number of leading batch dimensions of a state (via its `ply` field)."""
+  """Number of leading batch dimensions of a state (via its `ply` field).
+
+  Args:
+    state: a state, single (ply int32 []) or batched (ply int32[...]).
+
+  Returns:
+    int, the number of batch dimensions.
+  """
   return jnp.ndim(state.ply)
 
 
 def check_symmetry_index(index: Any, num_symmetries: int) -> None:
-  """Raises ValueError unless `index` is an integer scalar, within
-  [0, num_symmetries) when it is concrete (a traced value cannot be checked)."""
+  """Checks a symmetry index.
+
+  Args:
+    index: the index (a Python int or a JAX integer scalar, maybe traced).
+    num_symmetries: the env's number of symmetries.
+
+  Raises:
+    ValueError: `index` is not an integer scalar, or is concrete and outside
+      [0, num_symmetries) (a traced value cannot be checked).
+  """
   if jnp.ndim(index) != 0 or not jnp.issubdtype(jnp.result_type(index), jnp.integer):
     raise ValueError(f"symmetry index must be an integer scalar, got {index!r}")
   if isinstance(index, jax.core.Tracer):
@@ -198,6 +270,13 @@ def check_symmetry_index(index: Any, num_symmetries: int) -> None:
 
 
 def stack(states: list[Any]) -> Any:
-  """A batch [B] from a list of B single states."""
+  """A batch from a list of single states.
+
+  Args:
+    states: a list of B states of ONE game each (same structure).
+
+  Returns:
+    The batched state, every array with leading dimension B.
+  """
   return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 

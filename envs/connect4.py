@@ -59,7 +59,14 @@ def _cells(board: jax.Array) -> jax.Array:
 
 
 def has_four(stones: bits.U64) -> jax.Array:
-  """bool[...]: four aligned stones in a bitboard (Pons' alignment test)."""
+  """Whether a bitboard holds four aligned stones (Pons' alignment test).
+
+  Args:
+    stones: a U64 bitboard (lo, hi), each uint32[...].
+
+  Returns:
+    bool[...].
+  """
   found = jnp.zeros(jnp.shape(stones[0]), jnp.bool_)
   # 1: vertical, 7: horizontal, 6 and 8: the two diagonals.
   for d in (1, 7, 6, 8):
@@ -115,18 +122,22 @@ class Connect4(base.Env):
 
   @property
   def id(self) -> str:
+    """"connect4"."""
     return "connect4"
 
   @property
   def num_actions(self) -> int:
+    """A = 7, one action per column."""
     return NUM_COLS
 
   @property
   def num_players(self) -> int:
+    """2."""
     return 2
 
   @property
   def max_game_length(self) -> int:
+    """42, the number of cells."""
     return NUM_CELLS
 
   def _init(self, rng: jax.Array) -> State:
@@ -219,7 +230,14 @@ class Connect4(base.Env):
 
 
 def has_four_int(stones: int) -> bool:
-  """Four aligned stones in a Python-int bitboard."""
+  """Whether a Python-int bitboard holds four aligned stones.
+
+  Args:
+    stones: the bitboard (Pons' layout, 7 bits per column).
+
+  Returns:
+    bool.
+  """
   for d in (1, 7, 6, 8):
     m = stones & (stones >> d)
     if m & (m >> (2 * d)):
@@ -287,7 +305,14 @@ def from_moves(moves: str) -> State:
 
 
 def render(state: State) -> str:
-  """ASCII board of a single state: X = player 0, O = player 1, top row first."""
+  """ASCII board of a single state: X = player 0, O = player 1, top row first.
+
+  Args:
+    state: one unbatched State.
+
+  Returns:
+    The board, one line per row.
+  """
   position = bits.to_int(state.position)
   mask = bits.to_int(state.mask)
   ply = int(state.ply)

@@ -267,7 +267,16 @@ class Solver:
     return int(self._counter[0])
 
   def solve_bits(self, position: int, mask: int, moves: int) -> int:
-    """Score of a non-terminal position given as Python-int bitboards."""
+    """Score of a non-terminal position given as Python-int bitboards.
+
+    Args:
+      position: stones of the player to move (Pons' layout).
+      mask: all stones.
+      moves: the number of stones on the board (the ply).
+
+    Returns:
+      int, Pons' score from the side to move (see `solve`); 0 on a full board.
+    """
     if moves >= NUM_CELLS:
       return 0
     return int(_solve(np.uint64(position), np.uint64(mask), np.int64(moves),
@@ -275,6 +284,12 @@ class Solver:
 
   def solve(self, moves: str) -> int:
     """Exact score of the position after `moves`, from the side to move.
+
+    Args:
+      moves: columns '1'..'7' from the empty board, first player first.
+
+    Returns:
+      int, Pons' score (see the module-level `solve`).
 
     Raises:
       ValueError: on invalid moves, or if the game is already won. A full
@@ -287,6 +302,9 @@ class Solver:
 
   def solve_columns(self, moves: str) -> list:
     """Scores after each column, from the viewpoint of the side to move there.
+
+    Args:
+      moves: columns '1'..'7' from the empty board, first player first.
 
     Returns:
       7 entries, None for a full column. A column that wins at once is worth
@@ -317,7 +335,11 @@ _SOLVER = None
 
 
 def default_solver() -> Solver:
-  """The process-wide solver, created on first use."""
+  """The process-wide solver, created on first use.
+
+  Returns:
+    The shared Solver (its transposition table persists between calls).
+  """
   global _SOLVER
   if _SOLVER is None:
     _SOLVER = Solver()
@@ -335,6 +357,9 @@ def solve(moves: str) -> int:
   Args:
     moves: columns '1'..'7' from the empty board, first player first.
 
+  Returns:
+    int, the score.
+
   Raises:
     ValueError: on invalid moves or if the game is already won; a full board
       without a win scores 0.
@@ -344,6 +369,9 @@ def solve(moves: str) -> int:
 
 def solve_columns(moves: str) -> list:
   """Score after playing each column, from the side that moves next there.
+
+  Args:
+    moves: columns '1'..'7' from the empty board, first player first.
 
   Returns:
     7 entries, None for a full column; a column that wins at once is worth

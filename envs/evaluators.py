@@ -25,7 +25,16 @@ class UniformEval:
   env: base.Env
 
   def __call__(self, params: Any, rng: jax.Array, state: Any) -> tuple[jax.Array, jax.Array]:
-    """Returns zero logits f32[..., A] and zero values f32[...]."""
+    """Zero logits and zero values.
+
+    Args:
+      params: unused.
+      rng: unused.
+      state: states with batch dims `...` (usually [B]).
+
+    Returns:
+      (prior_logits f32[..., A] zeros, value f32[...] zeros).
+    """
     del params, rng
     shape = jnp.shape(state.legal_action_mask)
     return jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:-1], jnp.float32)
@@ -103,7 +112,17 @@ class MixedEval:
       raise ValueError(f"lam must be in [0, 1], got {self.lam}")
 
   def __call__(self, params: Any, rng: jax.Array, state: Any) -> tuple[jax.Array, jax.Array]:
-    """Returns the network's prior_logits f32[..., A] and the mixed value f32[...]."""
+    """The network's prior and the mixed value.
+
+    Args:
+      params: passed to both evaluators.
+      rng: a PRNG key, split between the two evaluators.
+      state: states with batch dims `...` (usually [B]).
+
+    Returns:
+      (prior_logits f32[..., A] of `network_eval`, value f32[...]
+      (1 - lam) v + lam z).
+    """
     network_rng, rollout_rng = jax.random.split(rng)
     logits, value = self.network_eval(params, network_rng, state)
     if self.lam == 0:
@@ -113,16 +132,47 @@ class MixedEval:
 
 
 def uniform_eval(env: base.Env) -> UniformEval:
-  """eval_fn with zero prior logits and zero value."""
+  """eval_fn with zero prior logits and zero value.
+
+  Args:
+    env: the env (its actions give the logits' shape).
+
+  Returns:
+    A UniformEval (hashable).
+  """
   return UniformEval(env)
 
 
 def rollout_eval(env: base.Env, num_rollouts: int = 1) -> RolloutEval:
-  """eval_fn whose value is the mean of `num_rollouts` random playouts."""
+  """eval_fn whose value is the mean of `num_rollouts` random playouts.
+
+  Args:
+    env: the env the playouts step.
+    num_rollouts: playouts per state, >= 1.
+
+  Returns:
+    A RolloutEval (hashable).
+
+  Raises:
+    ValueError: `num_rollouts` < 1.
+  """
   return RolloutEval(env, num_rollouts)
 
 
 def mixed_eval(network_eval: Any, rollout_eval: Any, lam: float = 0.5) -> MixedEval:
-  """eval_fn with `network_eval`'s prior and value (1 - lam) v + lam z, z from
-  `rollout_eval` (AlphaGo's lambda; 0.5 there)."""
+  """eval_fn with `network_eval`'s prior and value (1 - lam) v + lam z.
+
+  z comes from `rollout_eval` (AlphaGo's lambda; 0.5 there).
+
+  Args:
+    network_eval: an eval_fn (e.g. a network's) giving prior and v.
+    rollout_eval: an eval_fn giving z (its prior is ignored).
+    lam: the mixing weight in [0, 1].
+
+  Returns:
+    A MixedEval (hashable).
+
+  Raises:
+    ValueError: `lam` outside [0, 1].
+  """
   return MixedEval(network_eval, rollout_eval, lam)

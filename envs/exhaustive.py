@@ -19,7 +19,14 @@ from envs import base
 
 
 def key_ints(keys) -> np.ndarray:
-  """uint32[M, 2] transposition keys -> uint64[M] (lane 1 in the high word)."""
+  """Transposition keys as 64-bit ints (lane 1 in the high word).
+
+  Args:
+    keys: uint32[M, 2].
+
+  Returns:
+    np.ndarray uint64[M].
+  """
   keys = np.asarray(keys, np.uint64)
   return keys[:, 0] | (keys[:, 1] << np.uint64(32))
 
@@ -52,7 +59,13 @@ class GameTable:
     return {k: i for i, k in enumerate(self.keys.tolist())}
 
   def rows(self, keys) -> np.ndarray:
-    """int64[B]: the rows of positions given by their keys uint32[B, 2].
+    """The rows of positions given by their keys.
+
+    Args:
+      keys: uint32[B, 2] transposition keys.
+
+    Returns:
+      np.ndarray int64[B].
 
     Raises:
       ValueError: for a key that is not in the table (a terminal position, or
@@ -100,8 +113,14 @@ def _chunked(fn, states, *args):
 
 
 def enumerate_game(env, state) -> GameTable:
-  """Every non-terminal position reachable from the single state `state`,
-  with exact values (see `GameTable`).
+  """Every non-terminal position reachable from one state, with exact values.
+
+  Args:
+    env: the env (small enough to enumerate).
+    state: a single (unbatched) state, the root.
+
+  Returns:
+    GameTable with M rows, the root first.
 
   Raises:
     ValueError: if `state` is batched or already terminated.
@@ -167,16 +186,30 @@ def enumerate_game(env, state) -> GameTable:
 
 @functools.lru_cache(maxsize=None)
 def game_table(env) -> GameTable:
-  """`enumerate_game` from the env's initial state, cached per env."""
+  """`enumerate_game` from the env's initial state, cached per env.
+
+  Args:
+    env: the env (hashable).
+
+  Returns:
+    GameTable.
+  """
   return enumerate_game(env, env.init(jax.random.PRNGKey(0)))
 
 
 def solve_game(env, state) -> tuple[float, dict[int, float]]:
   """Minimax value of the single state `state` for its player to move.
 
+  Args:
+    env: the env.
+    state: a single (unbatched), non-terminal state.
+
   Returns:
     (root value, {64-bit key: value for the player to move} for every
     non-terminal state reachable from `state`).
+
+  Raises:
+    ValueError: as `enumerate_game`.
   """
   table = enumerate_game(env, state)
   return float(table.values[0]), dict(zip(table.keys.tolist(), table.values.tolist()))

@@ -47,12 +47,29 @@ _ILLEGAL_FLAG = 1 << 31
 
 
 def max_answers(jars: int, tests: int) -> int:
-  """f(k, q) = sum_{i=0..k} C(q, i): answers the tester can tell apart."""
+  """f(k, q) = sum_{i=0..k} C(q, i): answers the tester can tell apart.
+
+  Args:
+    jars: k.
+    tests: q.
+
+  Returns:
+    int.
+  """
   return sum(math.comb(tests, i) for i in range(min(jars, tests) + 1))
 
 
 def tester_wins(jars: int, tests: int, answers: int) -> bool:
-  """Closed form: the tester can force a win in HSR(jars, tests, answers)."""
+  """Closed form: the tester can force a win in HSR(jars, tests, answers).
+
+  Args:
+    jars: k.
+    tests: q.
+    answers: n.
+
+  Returns:
+    bool, n <= f(k, q).
+  """
   return answers <= max_answers(jars, tests)
 
 
@@ -104,23 +121,34 @@ class HSR(base.Env):
 
   @property
   def id(self) -> str:
+    """"hsr:k,q,n"."""
     return f"hsr:{self.jars},{self.tests},{self.answers}"
 
   @property
   def num_actions(self) -> int:
+    """A = max(n - 1, 2): the tester's rungs, the adversary's two answers."""
     return max(self.answers - 1, 2)
 
   @property
   def max_game_length(self) -> int:
+    """2 q: each test takes a tester move and an answer."""
     return 2 * self.tests
 
   @property
   def observation_size(self) -> int:
+    """2 n + k + q + 3, the length of `observation`."""
     return 2 * self.answers + self.jars + self.tests + 3
 
   def observation(self, state: State) -> jax.Array:
-    """bool[..., 2n + k + q + 3]: answers still possible [n], rung under test
-    one-hot [n], jars left one-hot [k+1], tests left one-hot [q+1], player."""
+    """The network input of a state (flat).
+
+    Args:
+      state: a State, leading dimensions [...].
+
+    Returns:
+      bool[..., 2n + k + q + 3]: answers still possible [n], rung under test
+      one-hot [n], jars left one-hot [k+1], tests left one-hot [q+1], player.
+    """
     rungs = jnp.arange(self.answers, dtype=jnp.int32)
     possible = (rungs >= state.lo[..., None]) & (rungs <= state.hi[..., None])
     testing = (rungs == state.rung[..., None]) & (state.rung[..., None] > 0)
@@ -130,6 +158,14 @@ class HSR(base.Env):
     return jnp.concatenate([possible, testing, jars, tests, player], axis=-1)
 
   def observe(self, state: State) -> jax.Array:
+    """The network input: `observation(state)`.
+
+    Args:
+      state: a State, leading dimensions [...].
+
+    Returns:
+      bool[..., 2n + k + q + 3].
+    """
     return self.observation(state)
 
   def _legal(self, lo, hi, ply, terminated) -> jax.Array:

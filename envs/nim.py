@@ -36,6 +36,16 @@ OBS_BITS = 8
 
 @chex.dataclass(frozen=True)
 class State:
+  """One Nim position; every field may carry leading batch dims `...`.
+
+  Attributes:
+    piles: int32[..., P] stones per pile.
+    ply: int32[...] moves played.
+    terminated: bool[...].
+    rewards: f32[..., 2] reward of the last move, per player id.
+    legal_action_mask: bool[..., A], A = P * take_limit.
+    key: uint32[..., 2] transposition key.
+  """
   piles: chex.Array              # int32[P]
   ply: chex.Array                # int32
   terminated: chex.Array         # bool
@@ -45,6 +55,7 @@ class State:
 
   @property
   def current_player(self) -> chex.Array:
+    """int32[...]: player to move (0 moves first)."""
     return self.ply % 2
 
   @property
@@ -70,6 +81,7 @@ class Nim(base.Env):
 
   @property
   def id(self) -> str:
+    """The id `envs.make` takes: "nim-piles:...", "nim-misere:..." or "nim:k,n"."""
     if self.max_take is not None and len(self.piles) == 1:
       return f"nim:{self.max_take},{self.piles[0]}"
     name = "nim-misere" if self.misere else "nim-piles"
@@ -77,14 +89,17 @@ class Nim(base.Env):
 
   @property
   def take_limit(self) -> int:
+    """The most stones one move takes: `max_take`, or the largest pile."""
     return self.max_take if self.max_take is not None else max(self.piles)
 
   @property
   def num_actions(self) -> int:
+    """A = number of piles * take_limit."""
     return len(self.piles) * self.take_limit
 
   @property
   def max_game_length(self) -> int:
+    """The total number of stones (each move takes at least one)."""
     return sum(self.piles)
 
   def _legal(self, piles):
@@ -148,7 +163,15 @@ def _hash_piles(piles, ply):
 
 
 def nim_sum_lost(piles, misere: bool = False) -> bool:
-  """Host-side ground truth: is the position lost for the player to move?"""
+  """Host-side ground truth of multi-pile Nim: is the position lost for the mover?
+
+  Args:
+    piles: a sequence of ints, stones per pile.
+    misere: misere play (the last stone loses).
+
+  Returns:
+    bool.
+  """
   xor = 0
   for p in piles:
     xor ^= p
@@ -158,7 +181,15 @@ def nim_sum_lost(piles, misere: bool = False) -> bool:
 
 
 def lost_for_mover(env: Nim, piles) -> bool:
-  """Host-side ground truth for any Nim variant of `env`."""
+  """Host-side ground truth for any Nim variant of `env`.
+
+  Args:
+    env: the Nim env (its variant: piles, subtraction or misere).
+    piles: a sequence of ints, stones per pile.
+
+  Returns:
+    bool, whether the position is lost for the player to move.
+  """
   if env.max_take is not None and len(env.piles) == 1:
     return piles[0] % (env.max_take + 1) == 0
   return nim_sum_lost(piles, env.misere)
@@ -171,6 +202,17 @@ class ExactEval:
   env: Nim
 
   def __call__(self, params, rng, state):
+    """Exact values, uniform prior (zero logits).
+
+    Args:
+      params: unused.
+      rng: unused.
+      state: a batch of Nim States, leading dimensions [...] (e.g. [B]).
+
+    Returns:
+      (prior_logits f32[..., A] zeros, value f32[...] in {-1, 0, +1}, 0 at
+      terminal states).
+    """
     del params, rng
     piles = state.piles
     if self.env.max_take is not None and len(self.env.piles) == 1:
@@ -189,11 +231,28 @@ class ExactEval:
 
 
 def all_positions(env: Nim) -> list[tuple[int, ...]]:
-  """Every pile configuration reachable from the start (host side)."""
+  """Every pile configuration with at most the starting stones per pile.
+
+  Host side; this is every position reachable from the start.
+
+  Args:
+    env: the Nim env.
+
+  Returns:
+    A list of tuples of ints (stones per pile).
+  """
   return list(itertools.product(*[range(p + 1) for p in env.piles]))
 
 
 def state_from_piles(env: Nim, piles) -> State:
-  """A state with the given piles, player 0 to move (ply 0)."""
+  """A state with the given piles, player 0 to move (ply 0).
+
+  Args:
+    env: the Nim env.
+    piles: a sequence of ints, stones per pile (as many piles as `env`).
+
+  Returns:
+    A single (unbatched) State.
+  """
   return env._state(jnp.asarray(piles, jnp.int32), jnp.int32(0),
                     jnp.bool_(sum(piles) == 0), jnp.zeros(2, jnp.float32))

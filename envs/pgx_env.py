@@ -257,6 +257,15 @@ def to_words(x: jax.Array) -> jax.Array:
   Bools and ints of up to 32 bits are widened (signed ones sign-extended, so
   distinct values stay distinct); floats are bitcast; 64-bit values become
   two words.
+
+  Args:
+    x: an array of any shape and of bool, integer or floating dtype.
+
+  Returns:
+    uint32[n], n = x.size (2 x.size for 64-bit dtypes).
+
+  Raises:
+    TypeError: for any other dtype.
   """
   x = jnp.asarray(x)
   dtype = x.dtype
@@ -306,9 +315,22 @@ def _sign(board: jax.Array) -> jax.Array:
 
 
 def position_fields(game_id: str, s: Any) -> dict[str, jax.Array]:
-  """The fields that define the position of a pgx state, apart from the player
-  to move, the ply and `terminated` (see the module docstring). For Zobrist
-  games these are the fields pgx hashes, not the hash itself."""
+  """The fields that define the position of a pgx state.
+
+  Apart from the player to move, the ply and `terminated` (see the module
+  docstring). For Zobrist games these are the fields pgx hashes, not the hash
+  itself.
+
+  Args:
+    game_id: the pgx id, e.g. "othello".
+    s: one pgx state (stored form, no batch dimension).
+
+  Returns:
+    {name: array} of that state's position fields.
+
+  Raises:
+    ValueError: for a game without a position definition.
+  """
   x = getattr(s, "_x", None)
   if game_id in ("tic_tac_toe", "connect_four"):
     return dict(color=x.color, board=x.board, winner=x.winner)
@@ -366,6 +388,7 @@ class State:
 
   @property
   def game_id(self) -> str:
+    """The pgx id of the wrapped state's game."""
     return _game_id_of(self.pgx_state)
 
   @property
@@ -407,7 +430,11 @@ class State:
     return fn(self.pgx_state)
 
   def to_pgx(self) -> Any:
-    """The full pgx state (observation and mask restored), as pgx returns it."""
+    """The full pgx state (observation and mask restored), as pgx returns it.
+
+    Returns:
+      The pgx state, batched as this State.
+    """
     env = _pgx_env(self.game_id)
 
     def restore(s):
@@ -461,6 +488,7 @@ class PgxEnv(base.Env):
 
   @property
   def id(self) -> str:
+    """"pgx:<game_id>"."""
     return f"pgx:{self.game_id}"
 
   @property
@@ -470,14 +498,17 @@ class PgxEnv(base.Env):
 
   @property
   def num_actions(self) -> int:
+    """A, pgx's number of actions for this game."""
     return _spec(self.game_id).legal_action_mask.shape[-1]
 
   @property
   def num_players(self) -> int:
+    """pgx's number of players."""
     return self.pgx_env.num_players
 
   @property
   def max_game_length(self) -> int:
+    """An upper bound on the moves of one game (for rollouts)."""
     return _MAX_GAME_LENGTH[self.game_id]
 
   @property
@@ -488,6 +519,7 @@ class PgxEnv(base.Env):
 
   @property
   def observation_shape(self) -> tuple[int, ...]:
+    """pgx's observation shape of one state, e.g. (8, 8, 2) for othello."""
     return tuple(_spec(self.game_id).observation.shape)
 
   def _key(self, s: Any) -> jax.Array:
@@ -504,7 +536,17 @@ class PgxEnv(base.Env):
     return State(pgx_state=s, key=self._key(s))
 
   def wrap(self, pgx_state: Any) -> State:
-    """A pgx state of this game (single or batched) as a `State`."""
+    """A pgx state of this game (single or batched) as a `State`.
+
+    Args:
+      pgx_state: a state from this game's `pgx.Env`, leading dimensions [...].
+
+    Returns:
+      State with the same leading dimensions.
+
+    Raises:
+      ValueError: a state of another pgx game.
+    """
     if _game_id_of(pgx_state) != self.game_id:
       raise ValueError(f"a {_game_id_of(pgx_state)!r} state given to {self.id}")
     fn = self._wrap_one

@@ -55,7 +55,14 @@ _SYMMETRY_SOURCES = _dihedral_sources()
 
 
 def has_line(stones: jax.Array) -> jax.Array:
-  """bool[...]: three in a row in a 9-bit board uint32[...]."""
+  """Whether a 9-bit board holds three in a row.
+
+  Args:
+    stones: uint32[...], bit 3 r + c for cell (r, c).
+
+  Returns:
+    bool[...].
+  """
   stones = jnp.asarray(stones, jnp.uint32)[..., None]
   return jnp.any((stones & _LINES) == _LINES, axis=-1)
 
@@ -77,6 +84,7 @@ class State:
 
   @property
   def current_player(self) -> chex.Array:
+    """int32[...]: player to move (0, X, moves first)."""
     return self.ply % 2
 
   @property
@@ -107,14 +115,17 @@ class TicTacToe(base.Env):
 
   @property
   def id(self) -> str:
+    """"tictactoe"."""
     return "tictactoe"
 
   @property
   def num_actions(self) -> int:
+    """A = 9, one action per cell."""
     return NUM_CELLS
 
   @property
   def max_game_length(self) -> int:
+    """9."""
     return NUM_CELLS
 
   def _init(self, rng: jax.Array) -> State:
@@ -174,7 +185,17 @@ class TicTacToe(base.Env):
 
 
 def from_moves(moves) -> State:
-  """Single state after the cells `moves` (ints 0..8), first player first."""
+  """Single state after the cells `moves`, first player first.
+
+  Args:
+    moves: a sequence of ints 0..8 (cell 3 r + c).
+
+  Returns:
+    A single (unbatched) State.
+
+  Raises:
+    ValueError: a move on an occupied cell or after the end of the game.
+  """
   env = TicTacToe()
   state = env.init(jax.random.PRNGKey(0))
   for i, cell in enumerate(moves):
@@ -185,7 +206,14 @@ def from_moves(moves) -> State:
 
 
 def render(state: State) -> str:
-  """ASCII board of a single state: X = player 0, O = player 1."""
+  """ASCII board of a single state: X = player 0, O = player 1.
+
+  Args:
+    state: one unbatched State.
+
+  Returns:
+    Three lines, top row first.
+  """
   ply = int(state.ply)
   position, mask = int(state.position), int(state.mask)
   x_marks = position if ply % 2 == 0 else position ^ mask

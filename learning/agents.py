@@ -143,8 +143,19 @@ class ExactAgent(Agent):
   name: str = "exact"
 
   def act(self, rng: jax.Array, states: Any) -> np.ndarray:
-    """Raises ValueError for a position outside the env's game table
-    (terminal, or not reachable from the initial state)."""
+    """Value-keeping moves read off the env's game table.
+
+    Args:
+      rng: a PRNG key (ties are broken with it when `randomize`).
+      states: a batch of env states [B] (jax or numpy arrays).
+
+    Returns:
+      int32[B] actions, on the host.
+
+    Raises:
+      ValueError: states not batched [B], or a position outside the env's game
+        table (terminal, or not reachable from the initial state).
+    """
     _check_batch(states)
     table = exhaustive.game_table(self.env)
     move_values = table.move_values[table.rows(states.key)]
@@ -181,22 +192,35 @@ class Connect4SolverAgent(Agent):
 
 
 def rollout_baseline(env: Any, num_simulations: int = 800) -> SearchAgent:
-  """MCGS with one uniformly random rollout per leaf and no network: the
-  fixed opponent that training progress is measured against."""
+  """MCGS with one uniformly random rollout per leaf and no network.
+
+  The fixed opponent that training progress is measured against.
+
+  Args:
+    env: the env.
+    num_simulations: simulations per move.
+
+  Returns:
+    A SearchAgent named "mcgs-rollout-<num_simulations>".
+  """
   return SearchAgent(env=env, eval_fn=evaluators.rollout_eval(env, num_rollouts=1),
                      params=None, config=mcgs_jax.SearchConfig(num_simulations=num_simulations),
                      name=f"mcgs-rollout-{num_simulations}")
 
 
 def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
-  """Pons score after each column of one Connect-4 position, from the side
-  that moves next there (None for a full column), as
+  """Pons score after each column of one Connect-4 position.
+
+  From the side that moves next there (None for a full column), as
   `envs.connect4_solver.solve_columns` but from bitboards.
 
   Args:
     position: uint32[2], the stones of the player to move (stored form).
     mask: uint32[2], all stones.
     ply: the number of stones.
+
+  Returns:
+    A list of 7 ints or None.
   """
   # Imported here: numba compiles the solver on first use.
   from envs import connect4_solver  # pylint: disable=g-import-not-at-top
@@ -218,7 +242,16 @@ def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
 
 
 def solver_move_values(position, mask, ply) -> np.ndarray:
-  """f64[7]: each column's score for the player to move, -inf when full."""
+  """Each column's exact score for the player to move.
+
+  Args:
+    position: uint32[2], the stones of the player to move (stored form).
+    mask: uint32[2], all stones.
+    ply: the number of stones.
+
+  Returns:
+    np.ndarray f64[7], Pons' scores, -inf for a full column.
+  """
   return np.array([-np.inf if s is None else -float(s)
                    for s in solver_column_scores(position, mask, ply)])
 
@@ -235,7 +268,14 @@ def _best_moves(move_values: np.ndarray, rng: np.random.Generator | None) -> np.
 
 
 def host_rng(rng: jax.Array) -> np.random.Generator:
-  """A numpy generator seeded from a jax PRNG key (for host-side choices)."""
+  """A numpy generator seeded from a jax PRNG key (for host-side choices).
+
+  Args:
+    rng: a jax PRNG key.
+
+  Returns:
+    np.random.Generator.
+  """
   return np.random.default_rng(np.asarray(jax.random.bits(rng, (4,), jnp.uint32)).tolist())
 
 
@@ -260,6 +300,9 @@ def act_in_chunks(agent: Agent, rng: jax.Array, states: Any, chunk_size: int) ->
 
   Returns:
     int32[M] actions.
+
+  Raises:
+    ValueError: `chunk_size` < 1, or as `agent.act`.
   """
   if chunk_size < 1:
     raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")

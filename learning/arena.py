@@ -48,14 +48,17 @@ class MatchResult:
 
   @property
   def wins(self) -> int:
+    """Games A won."""
     return int(np.sum(self.scores > 0))
 
   @property
   def draws(self) -> int:
+    """Games drawn (unfinished games included)."""
     return int(np.sum(self.scores == 0))
 
   @property
   def losses(self) -> int:
+    """Games A lost."""
     return int(np.sum(self.scores < 0))
 
   @property
@@ -130,7 +133,8 @@ def play_games(env: Any, agent_a: agents_lib.Agent, agent_b: agents_lib.Agent,
 
   Args:
     env: a two-player env.
-    agent_a, agent_b: the agents (may be the same object).
+    agent_a: agent A, whose view the result takes.
+    agent_b: agent B (may be the same object as A).
     rng: a PRNG key.
     num_games: games in all, even (each opening is played twice); may be
       left out when `openings` are given (then it is 2 * their number).
@@ -208,6 +212,10 @@ def round_robin(env: Any, agents: list[agents_lib.Agent], rng: jax.Array,
   Returns:
     Game records (i, j, score) with i < j the agents' indices and score
     agent i's result: 1 win, 0.5 draw, 0 loss (the input of `learning.elo`).
+
+  Raises:
+    ValueError: fewer than 2 agents, or an odd or too small
+      `games_per_pair`.
   """
   if len(agents) < 2:
     raise ValueError(f"a round robin needs at least 2 agents, got {len(agents)}")

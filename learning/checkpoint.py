@@ -49,17 +49,34 @@ class Checkpointer:
                                           item_names=("state", "meta"))
 
   def latest_step(self) -> int | None:
-    """The newest complete step, or None when there is none."""
+    """The newest complete step.
+
+    Returns:
+      The step number, or None when there is none.
+    """
     return self._manager.latest_step()
 
   def save(self, step: int, state: Any, meta: dict) -> None:
-    """Writes `state` (a pytree of arrays) and `meta` (JSON) as `step`."""
+    """Writes `state` and `meta` as `step` (synchronously).
+
+    Args:
+      step: the step number.
+      state: a pytree of arrays.
+      meta: a JSON-serialisable dict.
+    """
     self._manager.save(step, args=ocp.args.Composite(
         state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
     self._manager.wait_until_finished()
 
   def restore(self, step: int, template: Any) -> tuple[Any, dict]:
     """Reads step `step` into the structure, shapes and dtypes of `template`.
+
+    Args:
+      step: the step number (e.g. `latest_step()`).
+      template: a pytree of arrays like the saved state.
+
+    Returns:
+      (state, meta): the restored pytree and the metadata dict.
 
     Raises:
       CheckpointError: unreadable files, or arrays unlike the template's.
@@ -88,12 +105,19 @@ class Checkpointer:
     return state, meta
 
   def close(self) -> None:
+    """Releases the checkpoint manager."""
     self._manager.close()
 
 
 def write_variables(path: str, variables: Any) -> None:
-  """Writes network variables to `path` (msgpack) atomically: a reader sees
-  the old file or the new one, never half of one."""
+  """Writes network variables to `path` (msgpack) atomically.
+
+  A reader sees the old file or the new one, never half of one.
+
+  Args:
+    path: the file to write (its folder is created).
+    variables: the network variables (a pytree of arrays).
+  """
   os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
   with open(path + ".tmp", "wb") as f:
     f.write(flax.serialization.to_bytes(jax.device_get(variables)))
@@ -102,6 +126,13 @@ def write_variables(path: str, variables: Any) -> None:
 
 def read_variables(path: str, template: Any) -> Any:
   """Network variables from `path`, in the structure of `template`.
+
+  Args:
+    path: a msgpack file from `write_variables`.
+    template: variables of the network they are loaded into (e.g. `init`).
+
+  Returns:
+    The variables.
 
   Raises:
     CheckpointError: unreadable bytes, or arrays unlike the template's

@@ -119,8 +119,17 @@ class TrainConfig:
 
   def search_config(self, simulations: int | None = None, noise: bool = True
                     ) -> mcgs_jax.SearchConfig:
-    """The search of self-play (with root noise) or of evaluation (without;
-    then with the solver when `eval_solver`)."""
+    """The search of self-play (with root noise) or of evaluation.
+
+    Evaluation searches have no noise and use the solver when `eval_solver`.
+
+    Args:
+      simulations: simulations per move; None: `self.simulations`.
+      noise: self-play (Dirichlet root noise) or evaluation (none).
+
+    Returns:
+      The SearchConfig.
+    """
     simulations = self.simulations if simulations is None else simulations
     return mcgs_jax.SearchConfig(
         num_simulations=simulations, backup=self.search,
@@ -130,6 +139,11 @@ class TrainConfig:
         dirichlet_alpha=self.dirichlet_alpha)
 
   def selfplay_config(self) -> selfplay.SelfPlayConfig:
+    """The self-play settings of this run.
+
+    Returns:
+      SelfPlayConfig with the self-play search (`search_config()`).
+    """
     return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=self.reuse_graph,
                                    temperature=1.0, temperature_moves=self.temperature_moves,
                                    final_temperature=0.0,
@@ -137,9 +151,19 @@ class TrainConfig:
                                    opening_plies=self.opening_plies)
 
   def network_options(self) -> dict[str, Any]:
+    """The network's keyword arguments for `networks.make`.
+
+    Returns:
+      A dict (stored as sorted pairs, so the config stays hashable).
+    """
     return dict(self.network_kwargs)
 
   def to_json(self) -> dict:
+    """The config as a JSON-serialisable dict (tuples become lists).
+
+    Returns:
+      A dict of every field.
+    """
     data = dataclasses.asdict(self)
     data["network_kwargs"] = {k: list(v) if isinstance(v, tuple) else v
                               for k, v in self.network_kwargs}
@@ -147,6 +171,17 @@ class TrainConfig:
 
   @classmethod
   def from_json(cls, data: dict) -> "TrainConfig":
+    """The config from a dict of fields (`to_json`'s output, or a subset).
+
+    Args:
+      data: field name -> value; missing fields take the defaults.
+
+    Returns:
+      The TrainConfig.
+
+    Raises:
+      ValueError: unknown field names, or values `__post_init__` refuses.
+    """
     return replace(cls(), **data)
 
 
@@ -157,7 +192,19 @@ def _frozen_kwargs(kwargs) -> tuple:
 
 
 def replace(config: TrainConfig, **changes) -> TrainConfig:
-  """`config` with `changes`; unknown names raise a ValueError naming them."""
+  """`config` with `changes`.
+
+  Args:
+    config: the TrainConfig.
+    **changes: field name -> new value (`network_kwargs` may be a dict).
+
+  Returns:
+    The new TrainConfig.
+
+  Raises:
+    ValueError: unknown field names (named in the message), or values
+      `__post_init__` refuses.
+  """
   known = {f.name for f in dataclasses.fields(TrainConfig)}
   unknown = sorted(set(changes) - known)
   if unknown:
@@ -200,15 +247,41 @@ _ITERATIONS = {"tictactoe": 400, "connect4": 1000, "nim": 300, "nim:3,20": 100,
 
 
 def default_iterations(env_id: str) -> int:
+  """Iterations a run trains for when `--iterations` is not given.
+
+  Args:
+    env_id: the env id.
+
+  Returns:
+    int (100 for envs without a default).
+  """
   return _ITERATIONS.get(env_id, 100)
 
 
 def default_config(env_id: str) -> TrainConfig:
-  """The defaults for `env_id` (TrainConfig's own for envs not listed)."""
+  """The defaults for `env_id` (TrainConfig's own for envs not listed).
+
+  Args:
+    env_id: the env id, e.g. "connect4".
+
+  Returns:
+    The TrainConfig.
+  """
   return replace(TrainConfig(), env=env_id, **_DEFAULTS.get(env_id, {}))
 
 
 def load_json(path: str) -> dict:
+  """The TrainConfig fields stored in a JSON file.
+
+  Args:
+    path: the file.
+
+  Returns:
+    A dict of fields (pass it to `TrainConfig.from_json` or `replace`).
+
+  Raises:
+    ValueError: the file is not valid JSON or not a JSON object.
+  """
   with open(path) as f:
     try:
       data = json.load(f)

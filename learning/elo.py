@@ -26,7 +26,9 @@ class Ratings:
 
   Attributes:
     elo: f64[N], ratings with `elo[reference] == 0`.
-    lower, upper: f64[N], the bootstrap confidence interval of each rating.
+    lower: f64[N], the lower end of each rating's bootstrap confidence
+      interval.
+    upper: f64[N], the upper end.
     reference: the player anchored at 0.
     num_games: games the fit used.
   """
@@ -37,7 +39,17 @@ class Ratings:
   num_games: int
 
   def table(self, names: list[str] | None = None) -> str:
-    """A Markdown table of the ratings, best first."""
+    """A Markdown table of the ratings, best first.
+
+    Args:
+      names: N player names; None: their indices.
+
+    Returns:
+      The table, one line per player.
+
+    Raises:
+      ValueError: not N names.
+    """
     names = names or [str(i) for i in range(len(self.elo))]
     if len(names) != len(self.elo):
       raise ValueError(f"{len(names)} names for {len(self.elo)} players")
@@ -71,7 +83,17 @@ def _as_arrays(records, num_players: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def win_matrix(first: np.ndarray, second: np.ndarray, score: np.ndarray,
                num_players: int) -> np.ndarray:
-  """f64[N, N]: entry [i, j] the wins of i over j, a draw half a win each way."""
+  """The wins of each player over each other, a draw half a win each way.
+
+  Args:
+    first: int[G], the first player of each game.
+    second: int[G], the second player.
+    score: f64[G], the first player's result (1 win, 0.5 draw, 0 loss).
+    num_players: N.
+
+  Returns:
+    f64[N, N], entry [i, j] the wins of i over j.
+  """
   wins = np.zeros((num_players, num_players))
   np.add.at(wins, (first, second), score)
   np.add.at(wins, (second, first), 1.0 - score)
@@ -79,7 +101,18 @@ def win_matrix(first: np.ndarray, second: np.ndarray, score: np.ndarray,
 
 
 def bradley_terry(wins: np.ndarray, alpha: float = 0.01) -> np.ndarray:
-  """f64[N] log-strengths (natural-log units, mean 0) from a win matrix."""
+  """Bradley-Terry log-strengths from a win matrix.
+
+  Args:
+    wins: f64[N, N], `win_matrix`.
+    alpha: regularisation (> 0), keeps unbeaten players finite.
+
+  Returns:
+    f64[N] log-strengths (natural-log units, mean 0).
+
+  Raises:
+    ValueError: `alpha` <= 0.
+  """
   if alpha <= 0:
     raise ValueError(f"alpha must be > 0 (it keeps unbeaten players finite), got {alpha}")
   return np.asarray(choix.ilsr_pairwise_dense(wins, alpha=alpha, max_iter=10_000), np.float64)

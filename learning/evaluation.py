@@ -32,17 +32,48 @@ BASELINE = "baseline"
 
 
 def snapshot_path(directory: str, iteration: int) -> str:
+  """Where the snapshot of `iteration` lives.
+
+  Args:
+    directory: the run directory.
+    iteration: the training iteration.
+
+  Returns:
+    DIR/snapshots/iteration_NNNNNN.msgpack.
+  """
   return os.path.join(directory, "snapshots", f"iteration_{iteration:06d}.msgpack")
 
 
 def save_snapshot(directory: str, iteration: int, variables: Any) -> str:
+  """Writes the network's variables as the snapshot of `iteration`.
+
+  Args:
+    directory: the run directory.
+    iteration: the training iteration.
+    variables: the network variables.
+
+  Returns:
+    The path written (`snapshot_path`).
+  """
   path = snapshot_path(directory, iteration)
   checkpoint.write_variables(path, variables)
   return path
 
 
 def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, float]:
-  """Exact figures of the raw policy and of the fixed-budget search."""
+  """Exact figures of the raw policy and of the fixed-budget search.
+
+  Args:
+    env: the env.
+    eval_fn: the network's eval_fn (hashable).
+    variables: the network variables.
+    rng: a PRNG key.
+    config: the TrainConfig (`eval_simulations`, `eval_positions`).
+
+  Returns:
+    {"policy_<figure>": value, "search_<figure>": value}, or {} for an env
+    without ground truth.
+  """
   policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables, name="policy")
   search = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
                               config=config.search_config(config.eval_simulations, noise=False),
@@ -59,8 +90,21 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
 
 
 def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
-  """The evaluation columns of `run` (an `experiments.train.Run`) at
-  `iteration`; updates `run.arena_records` (saved with the checkpoint)."""
+  """The evaluation columns of a training run at `iteration`.
+
+  Also saves the snapshot and updates `run.arena_records` (saved with the
+  checkpoint).
+
+  Args:
+    run: an `experiments.train.Run` (config, env, eval_fn, state, rows,
+      directory, arena_records).
+    rng: a PRNG key.
+    iteration: the training iteration.
+
+  Returns:
+    The row of figures: ground truth, `snapshot`, and with arena games the
+    arena scores and Elo columns (module docstring).
+  """
   config, env, eval_fn = run.config, run.env, run.eval_fn
   variables = jax.device_get(run.state["variables"])
   truth_rng, arena_rng = jax.random.split(rng)
@@ -97,9 +141,19 @@ def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
 
 
 def ladder(records, baseline: Any = BASELINE) -> tuple[elo.Ratings, list]:
-  """Elo of every player of `records` [(a, b, score of a)], `baseline` at 0;
-  the other players follow it in order, iterations (ints or digit strings)
-  by number."""
+  """Elo of every player of `records`, `baseline` at 0.
+
+  The other players follow it in order, iterations (ints or digit strings)
+  by number.
+
+  Args:
+    records: [(a, b, score of a in [0, 1])] game records, players by name.
+    baseline: the reference player's name.
+
+  Returns:
+    (ratings, names): Ratings of the N players and their names in rating
+    order (baseline first).
+  """
   def order(name):
     text = str(name)
     return (not text.isdigit(), int(text) if text.isdigit() else 0, text)

@@ -7,7 +7,7 @@ the position's (a won position stays won, a drawn one drawn; in a lost
 position every legal move does).
 
 Connect-4: Pascal Pons' test sets with the exact score of every column
-(`experiments.pons_data`, in ../shared/data/connect4). A move is an *error*
+(`experiments.pons_data`, read from its `DATA_DIR`). A move is an *error*
 when it does not preserve the position's outcome (win, draw or loss), as in
 AlphaZero.jl's Pons benchmark; in a lost position no legal move is an
 error. The error rate is 1 - the 'outcome-preserving' rate of
@@ -71,6 +71,9 @@ def keeps_value_rate(env: Any, agent: agents_lib.Agent, rng: jax.Array,
     {'keeps_value', 'wins_kept', 'critical_kept', and 'draws_kept' where the
     game has drawn positions}: shares in [0, 1]. A share over no position
     (e.g. `wins_kept` in a sample without won positions) is NaN.
+
+  Raises:
+    ValueError: `max_positions` < 1.
   """
   if max_positions is not None and max_positions < 1:
     raise ValueError(f"max_positions must be >= 1 or None, got {max_positions}")
@@ -117,8 +120,11 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
 
   Returns:
     {'c4_error_<set>': share of moves that lose the position's outcome}. A
-    set whose file is missing (no ../shared/data/connect4) is left out with
-    a warning.
+    set whose file is missing (not under `experiments.pons_data.DATA_DIR`)
+    is left out with a warning.
+
+  Raises:
+    ValueError: an unknown set name, or `positions_per_set` < 1.
   """
   # Imported here: the accuracy benchmark pulls in mctx and the benchmark helpers.
   from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top
@@ -160,6 +166,10 @@ def evaluate(env: Any, agent: agents_lib.Agent, rng: jax.Array, *,
     c4_sets: Connect-4: the Pons sets to use.
     positions_per_set: Connect-4: the first this many positions of each set.
     chunk_size: positions per agent call.
+
+  Returns:
+    {figure name: value}: Connect-4 error rates per set (`c4_error_<set>`),
+    or the value-keeping move rates of a small game.
 
   Raises:
     ValueError: for an env without ground truth here (e.g. pgx games).

@@ -10,7 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 def read_metrics(path: str) -> list[dict]:
-  """Rows of a metrics CSV, numbers as floats (missing cells NaN)."""
+  """Rows of a metrics CSV, numbers as floats (missing cells NaN).
+
+  Args:
+    path: the CSV file.
+
+  Returns:
+    A list of {column: float} rows.
+  """
   with open(path, newline="") as f:
     rows = list(csv.DictReader(f))
   def number(text):
@@ -27,9 +34,18 @@ def _series(rows, x, y):
 
 
 def plot_run(directory: str, label: str | None = None) -> list[str]:
-  """Writes DIR/plots/losses.png, evaluation.png (exact figures of the raw
-  policy and the search vs iteration, wall time and network evaluations) and
-  arena_elo.png; returns the files written."""
+  """Writes the plots of one run under DIR/plots.
+
+  losses.png, evaluation.png (exact figures of the raw policy and the search
+  vs iteration, wall time and network evaluations) and arena_elo.png.
+
+  Args:
+    directory: the run directory (with metrics.csv).
+    label: a title for the figures; None: the directory name.
+
+  Returns:
+    The files written ([] without metrics).
+  """
   path = os.path.join(directory, "metrics.csv")
   if not os.path.exists(path):
     return []
@@ -99,8 +115,19 @@ def plot_run(directory: str, label: str | None = None) -> list[str]:
 
 def compare(directories: list[str], columns: list[str], out: str,
             labels: list[str] | None = None) -> str:
-  """One figure of `columns` for several runs, vs iteration and wall time
-  (e.g. a warm start beside the from-scratch run); returns the PNG path."""
+  """One figure of `columns` for several runs, vs iteration and wall time.
+
+  E.g. a warm start beside the from-scratch run.
+
+  Args:
+    directories: the run directories.
+    columns: metrics.csv columns to plot, one row of panels each.
+    out: the PNG file to write.
+    labels: a legend label per run; None: the directory names.
+
+  Returns:
+    The PNG path.
+  """
   labels = labels or [os.path.basename(os.path.normpath(d)) for d in directories]
   fig, axes = plt.subplots(len(columns), 2, figsize=(11, 3.6 * len(columns)), squeeze=False)
   for directory, label in zip(directories, labels):

@@ -80,7 +80,15 @@ class SelfPlayConfig:
                        "SearchConfig.visit_temperature at 0")
 
   def temperature_at(self, move_number: chex.Array) -> chex.Array:
-    """f32[...]: the visit temperature for games at `move_number` int32[...]."""
+    """The visit temperature of games at `move_number`.
+
+    Args:
+      move_number: int32[...], moves played in each game (e.g. [B]).
+
+    Returns:
+      f32[...]: `temperature` for the first `temperature_moves` moves, then
+      `final_temperature`.
+    """
     return jnp.where(move_number < self.temperature_moves, self.temperature,
                      self.final_temperature).astype(jnp.float32)
 
@@ -144,8 +152,19 @@ def _record(env, state, policy, root_value, next_state, filled) -> MoveRecord:
 
 
 def new_games(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -> Any:
-  """B initial states, each after k ~ U{0..opening_plies} random legal moves
-  (a game that random play ends is restarted from the initial position)."""
+  """B initial states, each after k ~ U{0..opening_plies} random legal moves.
+
+  A game that random play ends is restarted from the initial position.
+
+  Args:
+    rng: a PRNG key.
+    env: the env. Static.
+    batch_size: B.
+    opening_plies: the most random moves per opening; 0: initial states.
+
+  Returns:
+    The env states, leading dimension B.
+  """
   init_rng, count_rng, moves_rng = jax.random.split(rng, 3)
   initial = env.init(init_rng, batch_size=batch_size)
   if opening_plies == 0:
@@ -169,7 +188,17 @@ def _where(condition, a, b):
 
 
 def init(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -> SelfPlayState:
-  """B new games (see `new_games`) and an empty history window."""
+  """B new games (see `new_games`) and an empty history window.
+
+  Args:
+    rng: a PRNG key.
+    env: the env. Static.
+    batch_size: B.
+    opening_plies: the most random opening moves per game.
+
+  Returns:
+    SelfPlayState with history MoveRecord [H, B], H = env.max_game_length.
+  """
   state = new_games(rng, env, batch_size, opening_plies)
   num_actions = env.num_actions
   empty_policy = jnp.zeros((batch_size, num_actions), jnp.float32)
@@ -183,7 +212,16 @@ def init(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -
 
 
 def example_like(env: Any) -> example_lib.Example:
-  """Shapes and dtypes of one example of `env` (for `replay.init`)."""
+  """Shapes and dtypes of one example of `env` (for `replay.init`).
+
+  Args:
+    env: the env.
+
+  Returns:
+    Example of `jax.ShapeDtypeStruct`s, without a batch dimension:
+    observation [*obs_shape], legal_action_mask [A], policy [A], player [],
+    value [].
+  """
   def fields():
     state = env.init(jax.random.PRNGKey(0))
     return env.observe(state), state.legal_action_mask

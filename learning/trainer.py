@@ -51,8 +51,24 @@ class LossConfig:
 
 def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.Example,
                weights: chex.Array):
-  """Total loss and components for the network's outputs. A two-head network
-  (`DualHeadResNet`) trains both heads: the sum of both losses."""
+  """Total loss and components for the network's outputs.
+
+  A two-head network (`DualHeadResNet`) trains both heads: the sum of both
+  losses, components prefixed "small_" and "large_".
+
+  Args:
+    network: the flax module (decides one head or two).
+    loss_config: LossConfig.
+    outputs: the network's outputs on the examples: (logits f32[B, A],
+      value f32[B]), or a pair of those for two heads.
+    examples: Example with leading dimension B (policy [B, A], value [B],
+      legal_action_mask [B, A]).
+    weights: f32[B], weights of the examples (0: padding).
+
+  Returns:
+    (total, components): the scalar loss and a dict of scalars, "loss" the
+    total.
+  """
   heads = outputs if networks.has_two_heads(network) else (outputs,)
   total, components = 0.0, {}
   for index, (logits, value) in enumerate(heads):
@@ -71,24 +87,56 @@ def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.
 
 
 def make_mesh(devices=None) -> Mesh:
-  """A one-axis mesh "batch" over `devices` (default: all devices)."""
+  """A one-axis mesh "batch" over `devices`.
+
+  Args:
+    devices: the devices; None: `jax.devices()`.
+
+  Returns:
+    The Mesh.
+  """
   devices = jax.devices() if devices is None else list(devices)
   return Mesh(devices, ("batch",))
 
 
 def batch_sharding(mesh: Mesh | None, axis: int = 0):
-  """The sharding that splits axis `axis` over the mesh (None: no mesh)."""
+  """The sharding that splits axis `axis` over the mesh.
+
+  Args:
+    mesh: the Mesh, or None.
+    axis: the split axis.
+
+  Returns:
+    A NamedSharding, or None without a mesh.
+  """
   if mesh is None:
     return None
   return NamedSharding(mesh, PartitionSpec(*([None] * axis + ["batch"])))
 
 
 def replicated(mesh: Mesh | None):
+  """The sharding that replicates an array on every device of the mesh.
+
+  Args:
+    mesh: the Mesh, or None.
+
+  Returns:
+    A NamedSharding, or None without a mesh.
+  """
   return None if mesh is None else NamedSharding(mesh, PartitionSpec())
 
 
 def shard_batch(tree: Any, mesh: Mesh | None, axis: int = 0) -> Any:
-  """Places every leaf of `tree` split along `axis` (scalars replicated)."""
+  """Places every leaf of `tree` split along `axis` (scalars replicated).
+
+  Args:
+    tree: a pytree of arrays.
+    mesh: the Mesh; None returns `tree` unchanged.
+    axis: the split axis (its size a multiple of the devices).
+
+  Returns:
+    The placed pytree.
+  """
   if mesh is None:
     return tree
   return jax.tree.map(
@@ -97,6 +145,15 @@ def shard_batch(tree: Any, mesh: Mesh | None, axis: int = 0) -> Any:
 
 
 def replicate(tree: Any, mesh: Mesh | None) -> Any:
+  """Places every leaf of `tree` on every device of the mesh.
+
+  Args:
+    tree: a pytree of arrays.
+    mesh: the Mesh; None returns `tree` unchanged.
+
+  Returns:
+    The placed pytree.
+  """
   if mesh is None:
     return tree
   return jax.device_put(tree, replicated(mesh))
@@ -112,11 +169,22 @@ def _constrain(tree, mesh):
 def update(variables: dict, opt_state: Any, examples: example_lib.Example,
            weights: chex.Array, *, network, optimizer: optax.GradientTransformation,
            loss_config: LossConfig, mesh: Mesh | None = None):
-  """One optimizer step on `examples` [N] (weights f32[N]).
+  """One optimizer step on a batch of examples.
+
+  Args:
+    variables: the network variables ('params', maybe 'batch_stats').
+    opt_state: the optimizer state of `variables['params']`.
+    examples: Example with leading dimension B.
+    weights: f32[B], weights of the examples (0: padding).
+    network: the flax module (hashable). Static.
+    optimizer: the optax GradientTransformation. Static.
+    loss_config: LossConfig. Static.
+    mesh: the Mesh to split the batch over; None: no sharding.
 
   Returns:
     (variables, opt_state, metrics): the updated variables (params and
-    BatchNorm statistics), optimizer state and a dict of scalar losses.
+    BatchNorm statistics), optimizer state and a dict of scalar losses
+    (`loss_terms` components plus "grad_norm").
   """
   examples, weights = _constrain((examples, weights), mesh)
 
@@ -138,8 +206,26 @@ def update(variables: dict, opt_state: Any, examples: example_lib.Example,
 def train_step(variables: dict, opt_state: Any, buffer: replay.ReplayBuffer,
                rng: chex.PRNGKey, *, network, optimizer, loss_config: LossConfig, env,
                batch_size: int, augment: bool = True, mesh: Mesh | None = None):
-  """One optimizer step on `batch_size` examples drawn from `buffer` (with a
-  random symmetry each when `augment`). Jittable; returns as `update`."""
+  """One optimizer step on `batch_size` examples drawn from `buffer`.
+
+  With a random symmetry each when `augment`. Jittable.
+
+  Args:
+    variables: the network variables.
+    opt_state: the optimizer state.
+    buffer: the ReplayBuffer.
+    rng: a PRNG key (sampling, symmetries).
+    network: the flax module (hashable). Static.
+    optimizer: the optax GradientTransformation. Static.
+    loss_config: LossConfig. Static.
+    env: the env (its symmetries). Static.
+    batch_size: B, examples per step. Static.
+    augment: apply a random symmetry per example. Static.
+    mesh: the Mesh, or None. Static.
+
+  Returns:
+    (variables, opt_state, metrics) as `update`.
+  """
   sample_rng, augment_rng = jax.random.split(rng)
   examples, weights = replay.sample(buffer, sample_rng, batch_size)
   if augment:
@@ -162,8 +248,23 @@ def train(variables: dict, opt_state: Any, buffer: replay.ReplayBuffer, rng: che
   about 25x slower than the same step compiled alone (measured: ResNet 4x32,
   batch 256, 2 s vs 75 ms per step); dispatch costs microseconds.
 
+  Args:
+    variables: the network variables.
+    opt_state: the optimizer state.
+    buffer: the ReplayBuffer.
+    rng: a PRNG key.
+    network: the flax module (hashable). Static.
+    optimizer: the optax GradientTransformation. Static.
+    loss_config: LossConfig. Static.
+    env: the env (its symmetries).
+    batch_size: B, examples per step.
+    num_updates: the number of steps (0: nothing changes).
+    augment: apply a random symmetry per example.
+    mesh: the Mesh, or None.
+
   Returns:
-    (variables, opt_state, metrics): metrics are the means over the steps.
+    (variables, opt_state, metrics): metrics are the means over the steps
+    ({} without steps).
   """
   history = []
   for i in range(num_updates):

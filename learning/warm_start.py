@@ -62,8 +62,19 @@ def _connect4_positions(env, rng: np.random.Generator, count: int):
 
 
 def labelled_examples(env: Any, rng: jax.Array, count: int) -> example_lib.Example:
-  """`count` exactly labelled examples [count] of `env` (fewer for a small
-  game with fewer positions: then all of them).
+  """Exactly labelled examples of `env` for a warm start.
+
+  Fewer than `count` for a small game with fewer positions: then all of them.
+
+  Args:
+    env: Connect-4 (positions after random play, labelled by the solver) or a
+      small game (tic-tac-toe, Nim, HSR: its game table).
+    rng: a PRNG key (seeds the host-side sampling).
+    count: M, the number of examples wanted.
+
+  Returns:
+    Example with leading dimension M: policy f32[M, A] uniform over the
+    value-keeping moves, value f32[M] the exact value for the player to move.
 
   Raises:
     ValueError: an env without exact labels here.

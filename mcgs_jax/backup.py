@@ -34,8 +34,16 @@ def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.A
   """The value that pulls Q(s, a) onto `target` in one running-mean update.
 
   (N Q + x) / (N + 1) = target gives x = N (target - Q) + target, clipped to
-  [value_min, value_max]; `target` itself when N = 0. All arguments share one
-  shape (f32 edge_visits).
+  [value_min, value_max]; `target` itself when N = 0.
+
+  Args:
+    edge_visits: f32 N(s, a), any shape (one game: a scalar).
+    edge_q: f32 Q(s, a), same shape.
+    target: f32 the value Q should take, same shape.
+    config: reads `value_min` and `value_max`.
+
+  Returns:
+    f32 of the common shape, the value to back up through the edge.
   """
   corrected = jnp.clip(edge_visits * (target - edge_q) + target,
                        config.value_min, config.value_max)
@@ -44,14 +52,24 @@ def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.A
 
 def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
                kind: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
-  """The value of the last edge (parent, action) of ONE game's simulation that
-  ends without expanding, by the end `kind` (graph.TERMINAL_EDGE, ...): the
-  terminal reward, the proven node's exact value, the correction toward a
-  diverged transposition, or the current estimate (depth limit, dead end,
-  cycle);
-  0 for the other kinds. Read from the graph's current statistics, at backup
-  time, so earlier leaves of a step (`leaves_per_step`) are taken into
-  account."""
+  """The value of the last edge of ONE game's simulation that ends without expanding.
+
+  By the end `kind` (graph.TERMINAL_EDGE, ...): the terminal reward, the
+  proven node's exact value, the correction toward a diverged transposition,
+  or the current estimate (depth limit, dead end, cycle); 0 for the other
+  kinds. Read from the graph's current statistics, at backup time, so
+  earlier leaves of a step (`leaves_per_step`) are taken into account.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    parent: int32 scalar, the edge's node.
+    action: int32 scalar, the edge's action.
+    kind: int32 scalar, the simulation end code (`selection.Selection.kind`).
+    config: SearchConfig.
+
+  Returns:
+    f32 scalar, the value from the mover's view at `parent`.
+  """
   reward, discount = graph.edge_reward[parent, action], graph.edge_discount[parent, action]
   child = jnp.maximum(graph.child[parent, action], 0)
   target = reward + discount * graph_lib.node_value(graph.visits[child], graph.value_sum[child])
@@ -68,11 +86,21 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
 
 def edge_values(graph: graph_lib.Graph, node: chex.Array,
                 config: config_lib.SearchConfig) -> chex.Array:
-  """f32[A]: every edge's value for the mover at `node` of ONE game, read off
-  its child ("katago" mode): reward + discount * V(child), the exact value of
-  a child proven by the solver, the reward of a terminal edge, and the stored
+  """Every edge's value for the mover at `node` of ONE game, read off its child.
+
+  Used in "katago" mode: reward + discount * V(child), the exact value of a
+  child proven by the solver, the reward of a terminal edge, and the stored
   Q of an edge without a stored child (unexpanded; a leaf not stored for lack
-  of capacity)."""
+  of capacity).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    config: SearchConfig (reads `solver`).
+
+  Returns:
+    f32[A].
+  """
   child = graph.child[node]
   safe = jnp.maximum(child, 0)
   value = graph_lib.node_value(graph.visits[safe], graph.value_sum[safe])
@@ -131,8 +159,9 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   """Backs `leaf_value` up ONE game's path.
 
   Args:
-    graph: ONE game's graph.
-    path_nodes, path_actions: int32[D], the path's edges from the root.
+    graph: ONE game's graph [N, A].
+    path_nodes: int32[D], the path's nodes from the root.
+    path_actions: int32[D], the action taken at each path node.
     length: int32, number of edges on the path (0: nothing to do).
     leaf_value: f32, the value of the last edge for its parent's mover.
     config: SearchConfig.

@@ -129,6 +129,10 @@ class SearchConfig:
     depth_i: the played move is the minimax over the stored graph to depth
       i (1 or 2) of the node values (`depth_i.py`), instead of the most
       visited move; `action_weights` stay the visit policy. 0 (default) off.
+
+  Raises:
+    ValueError: on construction, for a value out of range or an unknown mode
+      string, and for switches that cannot be combined (see `__post_init__`).
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -261,10 +265,13 @@ class SearchConfig:
 
   @property
   def node_capacity(self) -> int:
+    """N, nodes per game: `max_nodes`, or `num_simulations + 1` by default."""
     return self.max_nodes if self.max_nodes is not None else self.num_simulations + 1
 
   @property
   def table_capacity(self) -> int:
+    """Hash table slots per game: `table_size`, or the least power of two
+    >= 2 N by default."""
     if self.table_size is not None:
       return self.table_size
     size = 1

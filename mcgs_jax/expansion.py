@@ -55,7 +55,8 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
   """Step 4: one `eval_fn` call on R rows, checked and sanitised.
 
   Args:
-    params, rng: passed to `eval_fn`.
+    params: passed to `eval_fn`.
+    rng: passed to `eval_fn`.
     eval_fn: `(params, rng, embedding [R]) -> (logits [R, A], value [R])`.
     embedding: pytree [R, ...] of states.
     legal: bool[R, A].
@@ -63,6 +64,10 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
 
   Returns:
     (prior f32[R, A], value f32[R], nan bool[R]), see `sanitize`.
+
+  Raises:
+    ValueError: (at trace time) `eval_fn` returned other shapes than
+      [R, A] and [R].
   """
   rows, num_actions = legal.shape
   logits, value = eval_fn(params, rng, embedding)
@@ -78,8 +83,17 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
 
 
 def lookup(table: hash_table.HashTable, key: chex.Array, config: config_lib.SearchConfig):
-  """Step 3: (found, free_slot) int32[B] of `key` uint32[B, 2] in each game's
-  table (both -1 in `tree` mode, which keeps no table)."""
+  """Step 3: looks each game's child key up in its table.
+
+  Args:
+    table: HashTable of each game ([B, T]).
+    key: uint32[B, 2] the children's keys.
+    config: SearchConfig (reads `uses_table`, `max_probes`).
+
+  Returns:
+    (found, free_slot) int32[B], see `hash_table.find`; both -1 in `tree`
+    mode, which keeps no table.
+  """
   if not config.uses_table:
     return (jnp.full(key.shape[:-1], -1, jnp.int32),) * 2
   return jax.vmap(functools.partial(hash_table.find, max_probes=config.max_probes))(table, key)
@@ -89,9 +103,20 @@ def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model
             config: config_lib.SearchConfig, virtual_visits: chex.Array | None = None):
   """Steps 1-3 for all games: selection, one batched transition, lookup.
 
+  Args:
+    params: passed to `model.transition`.
+    rng: a PRNG key (selection noise, the transition).
+    graph: Graph [B, N, A].
+    model: the Model.
+    config: SearchConfig.
+    virtual_visits: optional int32[B, N, A], pending leaves of this step
+      through each edge, seen by selection only (`leaves_per_step`); None:
+      none.
+
   Returns:
-    (Selection [B], Transition [B] from each selected edge, found int32[B],
-     free_slot int32[B]); see `selection.select_batch` and `lookup`.
+    (sel, trans, found, free_slot): Selection with leading dimension B,
+    Transition [B] from each selected edge, found int32[B] and free_slot
+    int32[B]; see `selection.select_batch` and `lookup`.
   """
   sel = selection.select_batch(graph, rng, model, config, virtual_visits)
   trans = model.transition(params, rng, graph_lib.gather_nodes(graph.embedding, sel.parent),
@@ -102,8 +127,19 @@ def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model
 
 def closes_cycle(sel: selection.Selection, found: chex.Array,
                  config: config_lib.SearchConfig) -> chex.Array:
-  """bool (ONE game; vmap for [B]): linking the selected edge to `found` would
-  close a cycle, `found` being a node on the path (keys without the ply)."""
+  """Whether linking the selected edge to `found` would close a cycle.
+
+  ONE game (vmap for [B]): `found` is a node on the path (keys without the
+  ply).
+
+  Args:
+    sel: the game's Selection.
+    found: int32 scalar, the node stored under the child's key, or -1.
+    config: SearchConfig (reads `links_transpositions`).
+
+  Returns:
+    bool scalar.
+  """
   if not config.links_transpositions:
     return jnp.zeros_like(found >= 0)
   return (found >= 0) & selection.on_path(sel.path_nodes, sel.length, found)
@@ -111,15 +147,32 @@ def closes_cycle(sel: selection.Selection, found: chex.Array,
 
 def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: chex.Array,
                config: config_lib.SearchConfig) -> chex.Array:
-  """bool[B]: the simulation ends at a new leaf that needs the network."""
+  """Whether each game's simulation ends at a new leaf that needs the network.
+
+  Args:
+    sel: Selection with leading dimension B.
+    trans: Transition [B] from the selected edges.
+    found: int32[B], the nodes stored under the children's keys, or -1.
+    config: SearchConfig.
+
+  Returns:
+    bool[B].
+  """
   known = (found >= 0) & config.uses_table   # a link (mcgs) or a cached result (tt_cache)
   known &= ~jax.vmap(functools.partial(closes_cycle, config=config))(sel, found)
   return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
 
 
 def deactivate(sel: selection.Selection, active: chex.Array) -> selection.Selection:
-  """Games with `active` False (bool[B]) run no simulation: their backup is a
-  no-op."""
+  """Games that are not active run no simulation: their backup is a no-op.
+
+  Args:
+    sel: Selection with leading dimension B.
+    active: bool[B].
+
+  Returns:
+    The Selection with kind NO_SIMULATION where `active` is False.
+  """
   return sel.replace(kind=jnp.where(active, sel.kind, graph_lib.NO_SIMULATION))
 
 
@@ -131,12 +184,15 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   backs the simulation's value up its path.
 
   Args:
-    graph: ONE game's graph.
+    graph: ONE game's graph [N, A].
     sel: its Selection.
-    trans: the Transition from the selected edge.
-    found, free_slot: int32, the lookup of `trans.key`.
-    prior: f32[A], nn_value: f32, nan: bool: the network's (sanitised) output
-      for the child, used when it is stored as a new node.
+    trans: the Transition from the selected edge (no batch dimension).
+    found: int32, the node stored under `trans.key`, or -1 (`lookup`).
+    free_slot: int32, the table slot for `trans.key`, or -1 (`lookup`).
+    prior: f32[A], the network's (sanitised) prior for the child, used when
+      it is stored as a new node.
+    nn_value: f32, the network's (sanitised) value of the child.
+    nan: bool, the network's output for the child had a NaN.
     config: SearchConfig.
 
   Returns:

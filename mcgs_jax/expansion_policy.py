@@ -32,8 +32,19 @@ from mcgs_jax import graph as graph_lib
 
 def ready(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
           config: config_lib.SearchConfig) -> chex.Array:
-  """bool: a new position reached through (parent, action) of ONE game is
-  stored as a node now (see the module doc)."""
+  """Whether a new position reached through (parent, action) is stored now.
+
+  ONE game (see the module doc for the policies).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    parent: int32 scalar, the edge's node.
+    action: int32 scalar, the edge's action.
+    config: SearchConfig (reads `expansion_policy`, `expansion_threshold`).
+
+  Returns:
+    bool scalar.
+  """
   visits = graph.edge_visits[parent].astype(jnp.float32)
   reached = visits[action] + 1.0
   if config.expansion_policy == "visits":

@@ -123,14 +123,17 @@ class Graph:
 
   @property
   def batch_size(self) -> int:
+    """B, the number of games."""
     return self.visits.shape[0]
 
   @property
   def capacity(self) -> int:
+    """N, the node capacity per game."""
     return self.visits.shape[-1]
 
   @property
   def num_actions(self) -> int:
+    """A, the number of actions."""
     return self.prior.shape[-1]
 
   @property
@@ -140,20 +143,49 @@ class Graph:
 
 
 def node_value(visits: chex.Array, value_sum: chex.Array) -> chex.Array:
-  """V = value_sum / visits, 0 for empty nodes (guarded division)."""
+  """V = value_sum / visits, 0 for empty nodes (guarded division).
+
+  Args:
+    visits: int32 node visits, any shape (e.g. [B, N]).
+    value_sum: f32 of the same shape.
+
+  Returns:
+    f32 of that shape.
+  """
   return jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1), 0.0)
 
 
 def gather_nodes(tree: Any, index: chex.Array) -> Any:
-  """One node per game: tree [B, N, ...], index int32[B] -> tree [B, ...]."""
+  """One node per game.
+
+  Args:
+    tree: a pytree of arrays [B, N, ...] (node fields of a Graph).
+    index: int32[B], the node of each game.
+
+  Returns:
+    The pytree with arrays [B, ...].
+  """
   return jax.tree.map(lambda x: jax.vmap(lambda row, i: row[i])(x, index), tree)
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
           embedding: Any, pruned_edges: bool = False, amaf_actions: int = 0) -> Graph:
-  """A graph with no nodes; `embedding` is one batch of states [B, ...];
-  `pruned_edges`: allocate the hard-pruning mask (else [B, N, 0]);
-  `amaf_actions` is the last axis of the AMAF arrays (A with rave, else 0)."""
+  """A graph with no nodes.
+
+  Args:
+    batch_size: B.
+    capacity: N, nodes per game.
+    num_actions: A.
+    table_size: T, hash-table slots per game.
+    embedding: one batch of states, a pytree of arrays [B, ...]; only its
+      structure, shapes and dtypes are used (the node embeddings are
+      [B, N, ...] zeros).
+    pruned_edges: allocate the hard-pruning mask [B, N, A] (else [B, N, 0]).
+    amaf_actions: the last axis of the AMAF arrays (A with rave, else 0).
+
+  Returns:
+    Graph [B, N, A] with every edge UNEXPANDED, every counter 0.
+  """
   b, n, a = batch_size, capacity, num_actions
 
   def zeros(shape, dtype):
@@ -188,15 +220,38 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
 
 
 def bytes_per_game(graph: Graph) -> int:
-  """Bytes of search state one game holds (all node, edge and table arrays)."""
+  """Bytes of search state one game holds (all node, edge and table arrays).
+
+  Args:
+    graph: Graph [B, N, A].
+
+  Returns:
+    int, the bytes of all its arrays divided by B.
+  """
   leaves = jax.tree.leaves(graph)
   return sum(x.size * x.dtype.itemsize for x in leaves) // graph.batch_size
 
 
 def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
                value, num_parents) -> Graph:
-  """Stores a freshly evaluated node at `index` of ONE game's graph (unbatched
-  view); an index >= capacity writes nothing."""
+  """Stores a freshly evaluated node at `index` of ONE game's graph.
+
+  Unbatched view (under vmap): the fields below carry no B axis. An index
+  >= capacity writes nothing.
+
+  Args:
+    graph: Graph [N, A] of one game.
+    index: int32 scalar, the node slot.
+    key: uint32[2], the node's key.
+    embedding: a pytree of arrays, the node's state (no N axis).
+    prior: f32[A], the prior (0 on illegal actions).
+    legal: bool[A]; illegal edges are written ILLEGAL, the others UNEXPANDED.
+    value: f32 scalar, the evaluation (the node's first visit).
+    num_parents: int32 scalar.
+
+  Returns:
+    The Graph with the node written (visits 1) and its edges reset.
+  """
   def put(array, x):
     return array.at[index].set(x, mode="drop")
   return graph.replace(
@@ -222,8 +277,16 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
 
 
 def add_stats(graph: Graph, **increments) -> Graph:
-  """Adds int/bool increments to the named counters (one game's view, or
-  increments of shape [B] on a batch)."""
+  """Adds int/bool increments to the named counters.
+
+  Args:
+    graph: Graph of one game (increments scalars), or a batch (increments
+      scalars or of shape [B]).
+    **increments: counter name (a `SearchStats` field) -> increment.
+
+  Returns:
+    The Graph with the counters incremented.
+  """
   stats = graph.stats
   return graph.replace(stats=stats.replace(**{
       name: stats[name] + jnp.asarray(inc, jnp.int32) for name, inc in increments.items()}))

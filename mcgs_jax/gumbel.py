@@ -46,14 +46,18 @@ _LOW_LOGIT = -1e9
 
 
 def considered_visits(max_considered: int, num_simulations: int) -> tuple[int, ...]:
-  """The sequential-halving schedule (mctx `seq_halving.
-  get_sequence_of_considered_visits`, Karnin et al. 2013).
+  """The sequential-halving schedule.
 
+  mctx `seq_halving.get_sequence_of_considered_visits`, Karnin et al. 2013.
   Entry i is the visit count that the action of simulation i must have: the
   m = max_considered actions get ceil-shared visits in log2(m) rounds, the
   number of actions halving (to at least 2) after each round, each round
   giving every remaining action max(1, floor(S / (ceil(log2 m) * m_round)))
   visits.
+
+  Args:
+    max_considered: m, the actions considered at the start.
+    num_simulations: S, the length of the schedule.
 
   Returns:
     A tuple of `num_simulations` ints.
@@ -73,8 +77,16 @@ def considered_visits(max_considered: int, num_simulations: int) -> tuple[int, .
 
 
 def considered_visits_table(max_considered: int, num_simulations: int) -> jnp.ndarray:
-  """int32[max_considered + 1, max(num_simulations, 1)]: row k is the
-  schedule for k considered actions."""
+  """The schedules for every number of considered actions.
+
+  Args:
+    max_considered: the largest number of considered actions.
+    num_simulations: S, the length of each schedule.
+
+  Returns:
+    int32[max_considered + 1, max(S, 1)]: row k is the schedule for k
+    considered actions.
+  """
   columns = max(num_simulations, 1)
   return jnp.array([considered_visits(k, columns) for k in range(max_considered + 1)],
                    jnp.int32)
@@ -82,8 +94,17 @@ def considered_visits_table(max_considered: int, num_simulations: int) -> jnp.nd
 
 def draw_noise(rng: chex.PRNGKey, legal: chex.Array,
                config: config_lib.SearchConfig) -> chex.Array:
-  """f32[B, A]: gumbel_scale * Gumbel(0, 1) on the legal actions of `legal`
-  bool[B, A], 0 elsewhere (and everywhere unless root_policy is "gumbel")."""
+  """The root's Gumbel noise.
+
+  Args:
+    rng: a PRNG key.
+    legal: bool[B, A], the roots' legal actions.
+    config: reads `root_policy`, `gumbel_scale`.
+
+  Returns:
+    f32[B, A]: gumbel_scale * Gumbel(0, 1) on the legal actions, 0 elsewhere
+    (and everywhere unless root_policy is "gumbel").
+  """
   if config.root_policy != "gumbel" or config.gumbel_scale == 0:
     return jnp.zeros(legal.shape, jnp.float32)
   noise = config.gumbel_scale * jax.random.gumbel(rng, legal.shape, jnp.float32)
@@ -161,8 +182,20 @@ def interior_scores(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Arra
 
 def considered_mask(gumbel: chex.Array, logits: chex.Array, allowed: chex.Array,
                     config: config_lib.SearchConfig) -> chex.Array:
-  """bool[A]: the top min(max_considered_actions, #allowed) allowed actions
-  by g + logits (ties: the lower index, as mctx's argmax)."""
+  """The actions a Gumbel root search considers (ONE game).
+
+  The top min(max_considered_actions, #allowed) allowed actions by
+  g + logits (ties: the lower index, as mctx's argmax).
+
+  Args:
+    gumbel: f32[A], the root's Gumbel noise.
+    logits: f32[A], the root's log prior.
+    allowed: bool[A], the actions that may be chosen.
+    config: reads `max_considered_actions`.
+
+  Returns:
+    bool[A].
+  """
   num_actions = logits.shape[-1]
   k = min(config.max_considered_actions, num_actions)
   _, top = jax.lax.top_k(jnp.where(allowed, gumbel + logits, -jnp.inf), k)

@@ -14,18 +14,39 @@ EMPTY = -1
 
 @chex.dataclass(frozen=True)
 class HashTable:
+  """One game's table of T slots (T a power of two).
+
+  Attributes:
+    keys: uint32[T, 2] the stored keys.
+    nodes: int32[T] the node index stored under each key, EMPTY where free.
+  """
   keys: chex.Array   # uint32[T, 2]
   nodes: chex.Array  # int32[T], EMPTY where free
 
 
 def empty(size: int) -> HashTable:
-  """A table of `size` slots (a power of two)."""
+  """A table of `size` slots, all free.
+
+  Args:
+    size: T, the number of slots (a power of two).
+
+  Returns:
+    HashTable with keys uint32[T, 2] and nodes int32[T].
+  """
   return HashTable(keys=jnp.zeros((size, 2), jnp.uint32),
                    nodes=jnp.full((size,), EMPTY, jnp.int32))
 
 
 def slot_of(key: chex.Array, size: int) -> chex.Array:
-  """Home slot of `key` uint32[2]: a murmur3-style mix of both lanes."""
+  """Home slot of `key`: a murmur3-style mix of both lanes.
+
+  Args:
+    key: uint32[2].
+    size: T, the table size (a power of two).
+
+  Returns:
+    int32 scalar in [0, T).
+  """
   x = key[0] ^ (key[1] * jnp.uint32(0x9E3779B1))
   x = x ^ (x >> 16)
   x = x * jnp.uint32(0x85EBCA6B)
@@ -38,11 +59,16 @@ def slot_of(key: chex.Array, size: int) -> chex.Array:
 def find(table: HashTable, key: chex.Array, max_probes: int):
   """Looks `key` up.
 
+  Args:
+    table: HashTable of one game (T slots).
+    key: uint32[2].
+    max_probes: the longest probe sequence inspected. Static.
+
   Returns:
-    node: int32, the node stored under `key`, or EMPTY.
-    free_slot: int32, where `key` would be inserted (the first empty slot of
-      its probe sequence), or EMPTY if it is present or no slot is free
-      within `max_probes`.
+    (node, free_slot): node int32, the node stored under `key`, or EMPTY;
+    free_slot int32, where `key` would be inserted (the first empty slot of
+    its probe sequence), or EMPTY if it is present or no slot is free within
+    `max_probes`.
   """
   size = table.nodes.shape[0]
   probes = min(max_probes, size)
@@ -60,7 +86,17 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
 
 def write(table: HashTable, slot: chex.Array, key: chex.Array,
           node: chex.Array) -> HashTable:
-  """Stores `node` under `key` at `slot`; a negative slot writes nothing."""
+  """Stores `node` under `key` at `slot`; a negative slot writes nothing.
+
+  Args:
+    table: HashTable of one game.
+    slot: int32 scalar, from `find`.
+    key: uint32[2].
+    node: int32 scalar.
+
+  Returns:
+    The updated HashTable.
+  """
   size = table.nodes.shape[0]
   index = jnp.where(slot >= 0, slot, size)  # out of bounds -> dropped
   return HashTable(keys=table.keys.at[index].set(key, mode="drop"),
@@ -68,7 +104,18 @@ def write(table: HashTable, slot: chex.Array, key: chex.Array,
 
 
 def insert(table: HashTable, key: chex.Array, node: chex.Array, max_probes: int):
-  """Inserts `key -> node` unless present. Returns (table, stored: bool)."""
+  """Inserts `key -> node` unless the key is present.
+
+  Args:
+    table: HashTable of one game.
+    key: uint32[2].
+    node: int32 scalar, the node index to store.
+    max_probes: the longest probe sequence inspected. Static.
+
+  Returns:
+    (table, stored): the updated HashTable and a bool scalar, False when the
+    key was present or no free slot lay within `max_probes`.
+  """
   found, free_slot = find(table, key, max_probes)
   del found
   return write(table, free_slot, key, node), free_slot >= 0

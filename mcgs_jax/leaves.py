@@ -55,8 +55,9 @@ def simulate_leaves(params: Any, step_rng: chex.PRNGKey, eval_rng: chex.PRNGKey,
   dropped (counted in `collisions`), as its position is already in the graph.
 
   Args:
-    params, step_rng, eval_rng: network parameters, PRNG keys of the
-      selection/transition and of `eval_fn`.
+    params: network parameters, for `eval_fn` and the model.
+    step_rng: a PRNG key for the selection and the transition.
+    eval_rng: a PRNG key for `eval_fn`.
     graph: Graph [B, N, A].
     model: the game `Model`.
     eval_fn: as in `search.search`.

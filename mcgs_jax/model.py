@@ -25,6 +25,14 @@ import jax.numpy as jnp
 
 @chex.dataclass(frozen=True)
 class Root:
+  """The root of each game as the search sees it (batched over B games).
+
+  Attributes:
+    embedding: a pytree of arrays with leading dimension B, the root states.
+    key: uint32[B, 2] transposition key.
+    legal: bool[B, A] legal actions.
+    terminal: bool[B] whether the root is terminal.
+  """
   embedding: Any       # pytree [B, ...]
   key: chex.Array      # uint32[B, 2]
   legal: chex.Array    # bool[B, A]
@@ -33,6 +41,17 @@ class Root:
 
 @chex.dataclass(frozen=True)
 class Transition:
+  """The result of one action in each of B games.
+
+  Attributes:
+    embedding: a pytree of arrays with leading dimension B, the child states.
+    key: uint32[B, 2] the children's transposition keys.
+    reward: f32[B] reward to the player who moved.
+    discount: f32[B] multiplies the child's value: -1 when the opponent moves
+      next, +1 when the same player moves again, 0 at a terminal child.
+    terminal: bool[B] whether the child is terminal.
+    legal: bool[B, A] the child's legal actions (none at a terminal child).
+  """
   embedding: Any        # pytree [B, ...], the child state
   key: chex.Array       # uint32[B, 2]
   reward: chex.Array    # f32[B], to the player who moved
@@ -50,15 +69,41 @@ class Model:
   exact_keys: bool = True
 
   def root(self, state: Any) -> Root:
+    """The root of each game of a batch of states.
+
+    Args:
+      state: the batch of root states, leading dimension B.
+
+    Returns:
+      Root, fields with leading dimension B.
+    """
     raise NotImplementedError
 
   def transition(self, params: Any, rng: chex.PRNGKey, embedding: Any,
                  action: chex.Array) -> Transition:
+    """Applies one action in each game.
+
+    Args:
+      params: the parameters passed to the search (used by learned models).
+      rng: a PRNG key.
+      embedding: a pytree of arrays with leading dimension B, the states.
+      action: int32[B] the action taken in each game.
+
+    Returns:
+      Transition, fields with leading dimension B.
+    """
     raise NotImplementedError
 
   def priority(self, embedding: Any, legal: chex.Array) -> chex.Array:
-    """bool[B, A]: moves constraint-first exploration tries first; none by
-    default."""
+    """The moves constraint-first exploration tries first; none by default.
+
+    Args:
+      embedding: a pytree of arrays with leading dimension B, the states.
+      legal: bool[B, A] their legal actions.
+
+    Returns:
+      bool[B, A], the priority moves.
+    """
     del embedding
     return jnp.zeros_like(legal)
 
@@ -70,22 +115,52 @@ class EnvModel(Model):
 
   @property
   def num_actions(self) -> int:
+    """A, the env's number of actions."""
     return self.env.num_actions
 
   @property
   def exact_keys(self) -> bool:
+    """Whether the env's keys are exact (`env.exact_keys`, True if absent)."""
     return getattr(self.env, "exact_keys", True)
 
   def root(self, state):
+    """The root of each game: the env state itself.
+
+    Args:
+      state: env states with leading dimension B (pgx fields plus `key`).
+
+    Returns:
+      Root with `embedding` the states.
+    """
     return Root(embedding=state, key=state.key, legal=state.legal_action_mask,
                 terminal=state.terminated)
 
   def priority(self, embedding, legal):
+    """The env's priority moves (`env.priority`), none if it has none.
+
+    Args:
+      embedding: env states with leading dimension B.
+      legal: bool[B, A] their legal actions.
+
+    Returns:
+      bool[B, A].
+    """
     if hasattr(self.env, "priority"):
       return self.env.priority(embedding)
     return jnp.zeros_like(legal)
 
   def transition(self, params, rng, embedding, action):
+    """Steps the env; reward and discount follow the mover and the next mover.
+
+    Args:
+      params: unused (the env is exact).
+      rng: unused.
+      embedding: env states with leading dimension B.
+      action: int32[B].
+
+    Returns:
+      Transition with the child env states as embedding.
+    """
     del params, rng
     child = self.env.step(embedding, action)
     mover = embedding.current_player
@@ -98,7 +173,14 @@ class EnvModel(Model):
 
 
 def as_model(env: Any) -> Model:
-  """A `Model` as it is, anything else wrapped as an env."""
+  """A `Model` as it is, anything else wrapped as an env.
+
+  Args:
+    env: a `Model`, or an env with pgx-style states (wrapped in `EnvModel`).
+
+  Returns:
+    The Model.
+  """
   return env if isinstance(env, Model) else EnvModel(env)
 
 
@@ -136,13 +218,32 @@ class MctxModel(Model):
   exact_keys: bool = True
 
   def root(self, state: MctxState) -> Root:
+    """The root of each game, legal actions read off the prior logits.
+
+    Args:
+      state: an MctxState from `make_root`, leading dimension B.
+
+    Returns:
+      Root with `embedding` the MctxState.
+    """
     return Root(embedding=state, key=state.key,
                 legal=(state.prior_logits > ILLEGAL_LOGIT) & ~state.terminal[:, None],
                 terminal=state.terminal)
 
   def make_root(self, root_output: Any, invalid_actions: chex.Array | None = None,
                 terminal: chex.Array | None = None) -> MctxState:
-    """Builds the search's root state from an `mctx.RootFnOutput`."""
+    """Builds the search's root state from an `mctx.RootFnOutput`.
+
+    Args:
+      root_output: an `mctx.RootFnOutput` with prior_logits f32[B, A],
+        value f32[B] and embedding (a pytree with leading dimension B).
+      invalid_actions: optional bool[B, A], actions to mask out (mctx's
+        convention: True is invalid).
+      terminal: optional bool[B], roots that are terminal; None: none.
+
+    Returns:
+      MctxState, leading dimension B; pass it as `state` to `mcgs_jax.search`.
+    """
     logits = root_output.prior_logits
     if invalid_actions is not None:
       logits = jnp.where(invalid_actions, 2 * ILLEGAL_LOGIT, logits)
@@ -154,6 +255,18 @@ class MctxModel(Model):
                      terminal=terminal)
 
   def transition(self, params, rng, embedding, action):
+    """Calls `recurrent_fn`; the network output is cached on the child.
+
+    Args:
+      params: passed to `recurrent_fn`.
+      rng: passed to `recurrent_fn`.
+      embedding: MctxState, leading dimension B.
+      action: int32[B].
+
+    Returns:
+      Transition whose embedding is the child MctxState (its prior logits and
+      value are what `MctxEval` returns).
+    """
     output, child = self.recurrent_fn(params, rng, action, embedding.embedding)
     terminal = output.discount == 0
     state = MctxState(embedding=child, prior_logits=output.prior_logits,
@@ -168,6 +281,16 @@ class MctxEval:
   """The eval_fn of the mctx adapter: the cached `recurrent_fn` output."""
 
   def __call__(self, params, rng, state: MctxState):
+    """Returns the network output cached by `MctxModel.transition`.
+
+    Args:
+      params: unused.
+      rng: unused.
+      state: MctxState, leading dimension B.
+
+    Returns:
+      (prior_logits f32[B, A], value f32[B]).
+    """
     del params, rng
     return state.prior_logits, state.value
 
@@ -197,10 +320,19 @@ def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
 
 
 def check_solver(model: Model, config: Any) -> None:
-  """Raises ValueError when `config.solver` is on and `model`'s keys are not
-  exact (at trace time): a proof (a repetition draw, a superko loss, a legal
-  move) found along the path that stored a node would spread to every path
-  that links to it."""
+  """Refuses the terminal solver on a model whose keys are not exact.
+
+  A proof (a repetition draw, a superko loss, a legal move) found along the
+  path that stored a node would spread to every path that links to it.
+
+  Args:
+    model: the Model.
+    config: the SearchConfig (reads `solver`).
+
+  Raises:
+    ValueError: (at trace time) `config.solver` is on and
+      `model.exact_keys` is False.
+  """
   if config.solver and not model.exact_keys:
     name = repr(model.env) if isinstance(model, EnvModel) else type(model).__name__
     raise ValueError(

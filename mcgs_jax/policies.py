@@ -115,12 +115,15 @@ def lcb_action(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
   """The root move of highest lower confidence bound.
 
   Args:
-    visits: int32[B, A]; q_values: f32[B, A] root Q; legal: bool[B, A].
+    visits: int32[B, A] root edge visits.
+    q_values: f32[B, A] root edge Q from the root mover's view.
+    legal: bool[B, A].
     config: reads `lcb_z`, `lcb_min_visit_fraction`, the value bounds.
 
   Returns:
-    (action int32[B]: argmax of Q - z sigma / sqrt(N) over the legal moves
-     with N >= fraction * max N and N > 0; any bool[B]: such a move exists).
+    (action, any): action int32[B], the argmax of Q - z sigma / sqrt(N) over
+    the legal moves with N >= fraction * max N and N > 0; any bool[B], whether
+    such a move exists.
   """
   n = jnp.where(legal, visits, 0)
   most = jnp.max(n, axis=-1, keepdims=True).astype(jnp.float32)
@@ -136,10 +139,29 @@ def choose_action(rng: chex.PRNGKey | None, policy: chex.Array, visits: chex.Arr
                   prior: chex.Array, legal: chex.Array,
                   config: config_lib.SearchConfig,
                   q_values: chex.Array | None = None) -> chex.Array:
-  """int32[B]: argmax of `policy` (prior breaks ties; the highest-prior legal
-  action without visits), or a draw from policy^(1/T) when T > 0, or with
-  `move_choice="lcb"` the `lcb_action` of `q_values` f32[B, A] (needed then)
-  where a move has visits."""
+  """The move to play in each game.
+
+  The argmax of `policy` (the prior breaks ties, so without visits the
+  highest-prior legal action), or a draw from policy^(1/T) when
+  `config.visit_temperature` T > 0, or with `move_choice="lcb"` the
+  `lcb_action` of `q_values` where a move has visits.
+
+  Args:
+    rng: a PRNG key, or None when `config.visit_temperature == 0`.
+    policy: f32[B, A] root policy (`root_policy`).
+    visits: int32[B, A] root edge visits.
+    prior: f32[B, A] root priors (tie-break).
+    legal: bool[B, A].
+    config: reads `visit_temperature`, `move_choice` and the LCB fields.
+    q_values: f32[B, A] root Q, needed with `move_choice="lcb"`.
+
+  Returns:
+    int32[B], the chosen action of each game.
+
+  Raises:
+    ValueError: (at trace time) `visit_temperature > 0` without `rng`, or
+      `move_choice="lcb"` without `q_values`.
+  """
   # Visit fractions differ by at least 1 / total unless tied; the prior term
   # (< half of that) only breaks ties.
   total = visits.sum(axis=-1, keepdims=True).astype(jnp.float32)
@@ -172,7 +194,10 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
       move is drawn).
 
   Returns:
-    SearchOutput [B].
+    SearchOutput, fields with leading dimension B.
+
+  Raises:
+    ValueError: (at trace time) `config.visit_temperature > 0` and no `rng`.
   """
   visits = graph.edge_visits[:, 0]
   legal = graph.child[:, 0] != graph_lib.ILLEGAL

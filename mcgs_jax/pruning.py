@@ -39,8 +39,18 @@ from mcgs_jax import graph as graph_lib
 
 
 def value_std_bound(mean: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
-  """sigma = sqrt((value_max - mean)(mean - value_min)), any shape (see the
-  module docstring)."""
+  """The Bhatia-Davis bound on the standard deviation of a bounded value.
+
+  sigma = sqrt((value_max - mean)(mean - value_min)) (see the module
+  docstring).
+
+  Args:
+    mean: f32, any shape.
+    config: reads `value_min`, `value_max`.
+
+  Returns:
+    f32 of the shape of `mean`.
+  """
   return jnp.sqrt(jnp.maximum((config.value_max - mean) * (mean - config.value_min), 0.0))
 
 
@@ -52,9 +62,20 @@ def _edge_q(graph, node, config):
 
 def inferior_moves(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
                    config: config_lib.SearchConfig) -> chex.Array:
-  """bool[A]: the moves of `node` of ONE game that are statistically inferior
-  to another move among `allowed` (bool[A]), both with at least
-  `pruning_min_visits` visits; none above the node's maximum visits."""
+  """The moves of `node` of ONE game that are statistically inferior.
+
+  Inferior to another move among `allowed`, both with at least
+  `pruning_min_visits` visits; none above the node's maximum visits.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    allowed: bool[A], the moves compared.
+    config: reads the `pruning_*` fields and the value bounds.
+
+  Returns:
+    bool[A].
+  """
   visits = graph.edge_visits[node]
   mean = _edge_q(graph, node, config)
   half = (config.pruning_r_d * value_std_bound(mean, config)
@@ -68,8 +89,19 @@ def inferior_moves(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array
 
 def keep_unpruned(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
                   config: config_lib.SearchConfig) -> chex.Array:
-  """bool[A]: `allowed` without the progressively pruned moves of `node`
-  (ONE game); `allowed` itself where that would leave no move."""
+  """`allowed` without the progressively pruned moves of `node` (ONE game).
+
+  `allowed` itself where that would leave no move.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    allowed: bool[A], the moves selection may take otherwise.
+    config: reads `progressive_pruning`.
+
+  Returns:
+    bool[A].
+  """
   pruned = jnp.zeros_like(allowed)
   if config.hard_pruning:
     pruned = graph.pruned[node]
@@ -81,15 +113,21 @@ def keep_unpruned(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
 
 def update_hard_pruning(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Array,
                         allowed_fn, config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """Hard pruning of ONE game after a backup: the path's nodes (the only ones
-  whose statistics changed) add their newly inferior moves to `Graph.pruned`.
+  """Hard pruning of ONE game after a backup.
+
+  The path's nodes (the only ones whose statistics changed) add their newly
+  inferior moves to `Graph.pruned`.
 
   Args:
-    graph: ONE game's graph, backed up.
-    path_nodes: int32[D]; length: int32, the path's edges.
+    graph: ONE game's graph [N, A], backed up.
+    path_nodes: int32[D], the path's nodes (D = the longest path).
+    length: int32 scalar, the path's edges.
     allowed_fn: `(graph, node) -> bool[A]`, the moves selection may take
       (legal, not proven lost, not pruned yet).
     config: SearchConfig.
+
+  Returns:
+    The Graph with `pruned` [N, A] updated.
   """
   def newly_pruned(node):
     allowed = allowed_fn(graph, node)

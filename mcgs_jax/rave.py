@@ -60,7 +60,8 @@ def update(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   Args:
     graph: ONE game's graph, after the expansion (the path's edges hold their
       rewards and discounts).
-    path_nodes, path_actions: int32[D], the path's edges from the root.
+    path_nodes: int32[D], the path's nodes from the root.
+    path_actions: int32[D], the action taken at each path node.
     length: int32, edges on the path (0: nothing to do).
     leaf_value: f32, the last edge's value for its parent's mover.
     start: int32, first path node updated.

@@ -118,6 +118,10 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
     played edge leads to no stored node (unexpanded, terminal, illegal, or
     not stored for lack of capacity). Such a game's graph is empty
     (nodes_used 0): start it from a fresh root (`init`, or `reroot`).
+
+  Raises:
+    ValueError: (at trace time) a node field of `graph` (e.g. of a Graph
+      subclass) is not indexed [B, N, ...].
   """
   batch, capacity = graph.batch_size, graph.capacity
   for name in _node_fields(graph):
@@ -180,9 +184,9 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
 def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.Array,
            next_state: Any, env: Any, eval_fn: Any,
            config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """The graph to search from after `action` was played: the old graph
-  advanced where it holds the reached state, else a fresh root.
+  """The graph to search from after `action` was played.
 
+  The old graph advanced where it holds the reached state, else a fresh root.
   A kept root is also checked against `next_state`'s key, so a model whose
   transitions are random (or a `next_state` that is not the played child)
   falls back to a fresh root instead of reusing the wrong statistics. With
@@ -202,6 +206,9 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
 
   Returns:
     Graph [B, N, A]; call `run_simulations` then `summarize` on it.
+
+  Raises:
+    ValueError: (at trace time) as `advance` and `search.init`.
   """
   init_rng, noise_rng = jax.random.split(rng)
   advanced, kept = advance(graph, action, config)

@@ -52,6 +52,11 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     prior with `config.dirichlet_fraction > 0`, its Gumbel noise drawn with
     `config.root_policy == "gumbel"`) and the counters at 0 but for the
     root's evaluation.
+
+  Raises:
+    ValueError: (at trace time) when the root keys are not uint32[B, 2] (an
+      unbatched state), or `config.solver` is on and the model's keys are not
+      exact (`model.check_solver`).
   """
   model = model_lib.as_model(env)
   model_lib.check_solver(model, config)
@@ -100,15 +105,21 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   new leaves. With `config.leaves_per_step > 1`, see `leaves`.
 
   Args:
-    params, rng: network parameters and a PRNG key.
+    params: network parameters, for `eval_fn` and the model.
+    rng: a PRNG key for this step.
     graph: Graph [B, N, A].
     env: the env or `mcgs_jax.Model`. Static.
     eval_fn: as in `search`. Static.
     config: SearchConfig. Static.
-    active: optional bool[B]; inactive games run no simulation.
+    active: optional bool[B]; inactive games run no simulation. None: all.
 
   Returns:
-    (graph, Selection [B] of each game's last simulation).
+    (graph, sel): the updated Graph [B, N, A] and the `selection.Selection`
+    (fields with leading dimension B) of each game's last simulation (its
+    last leaf with `config.leaves_per_step > 1`).
+
+  Raises:
+    ValueError: (at trace time) `config.solver` on with inexact model keys.
   """
   model = model_lib.as_model(env)
   model_lib.check_solver(model, config)
@@ -168,11 +179,27 @@ def _active(graph, config):
 
 def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
                     eval_fn: Any, config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """Runs up to `config.num_simulations` simulations per game on an existing
-  graph (from `init`, or one re-rooted by `mcgs_jax.advance`, whose counters
-  start again at 0). A game stops early once its root is proven (solver) or
-  its network evaluations reach `config.max_nn_evals`; the loop ends when
-  every game has stopped."""
+  """Runs up to `config.num_simulations` simulations per game on a graph.
+
+  The graph comes from `init`, or is one re-rooted by `mcgs_jax.advance`,
+  whose counters start again at 0. A game stops early once its root is
+  proven (solver) or its network evaluations reach `config.max_nn_evals`;
+  the loop ends when every game has stopped.
+
+  Args:
+    params: network parameters, for `eval_fn` and the model.
+    rng: a PRNG key; simulation i uses `fold_in(rng, i)`.
+    graph: Graph [B, N, A].
+    env: the env or `mcgs_jax.Model`. Static.
+    eval_fn: as in `search`. Static.
+    config: SearchConfig. Static.
+
+  Returns:
+    The Graph [B, N, A] after the simulations.
+
+  Raises:
+    ValueError: (at trace time) `config.solver` on with inexact model keys.
+  """
   budgeted = config.stops_early
 
   def cond(carry):
@@ -196,6 +223,8 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
            config: config_lib.SearchConfig) -> policies.SearchOutput:
   """Searches from every state of the batch `state` [B].
 
+  Jit with `static_argnames=("env", "eval_fn", "config")`.
+
   Args:
     params: network parameters, passed to `eval_fn` (and to the model).
     rng: a PRNG key.
@@ -208,7 +237,11 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     config: `SearchConfig`. Static.
 
   Returns:
-    SearchOutput. Jit with `static_argnames=("env", "eval_fn", "config")`.
+    SearchOutput, fields with leading dimension B (see `policies.SearchOutput`).
+
+  Raises:
+    ValueError: (at trace time) an unbatched state, or `config.solver` on
+      with inexact model keys (see `init`).
   """
   init_rng, sim_rng = jax.random.split(rng)
   graph = init(params, init_rng, state, env, eval_fn, config)

@@ -72,6 +72,11 @@ class Exploration:
 
 @chex.dataclass(frozen=True)
 class Selection:
+  """ONE game's descent: the path and how the simulation ends.
+
+  Batched selections (`select_batch`) carry a leading dimension B on every
+  field. The path arrays have D = `SearchConfig.max_depth` entries.
+  """
   path_nodes: chex.Array    # int32[D], nodes from the root
   path_actions: chex.Array  # int32[D], the action taken at each
   length: chex.Array        # int32, number of edges on the path
@@ -84,12 +89,29 @@ class Selection:
 
 
 def on_path(path_nodes: chex.Array, length: chex.Array, node: chex.Array) -> chex.Array:
-  """bool: `node` is one of the first `length` entries of `path_nodes` [D]."""
+  """Whether `node` is one of the first `length` entries of a path.
+
+  Args:
+    path_nodes: int32[D], the path's nodes from the root.
+    length: int32 scalar, the path's edges.
+    node: int32 scalar.
+
+  Returns:
+    bool scalar.
+  """
   return jnp.any((path_nodes == node) & (jnp.arange(path_nodes.shape[0]) < length))
 
 
 def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig):
-  """c(s) = log((n + c_base + 1) / c_base) + c_init (paper eq. 6)."""
+  """c(s) = log((n + c_base + 1) / c_base) + c_init (paper eq. 6).
+
+  Args:
+    total_visits: n = sum_b N(s, b), any shape.
+    config: reads `c_base`, `c_init`.
+
+  Returns:
+    f32 of the shape of `total_visits`.
+  """
   return jnp.log((total_visits + config.c_base + 1.0) / config.c_base) + config.c_init
 
 
@@ -142,8 +164,18 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
 
 
 def allowed_moves(graph, node, config):
-  """bool[A]: legal moves not pruned by the solver (nor by progressive
-  pruning, which always leaves one)."""
+  """The legal moves not pruned by the solver nor by progressive pruning.
+
+  Progressive pruning always leaves one move.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    config: SearchConfig.
+
+  Returns:
+    bool[A].
+  """
   allowed = graph.child[node] != graph_lib.ILLEGAL
   if config.solver:
     allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
@@ -157,7 +189,16 @@ def _best(score, allowed):
 
 
 def most_visited_action(graph, node, config):
-  """The most visited allowed move of `node` (higher prior breaks ties)."""
+  """The most visited allowed move of `node` (higher prior breaks ties).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    config: SearchConfig.
+
+  Returns:
+    int32 scalar.
+  """
   return _best(graph.edge_visits[node] + 0.5 * graph.prior[node],
                allowed_moves(graph, node, config))
 
@@ -168,8 +209,19 @@ def _proven_node(graph, child, config):
 
 def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
                      config: config_lib.SearchConfig):
-  """Draws ONE game's exploration mode and branch depth and follows the most
-  visited line down to the branch node. Returns (mode, depth, node)."""
+  """Draws ONE game's exploration mode and branch depth.
+
+  Then follows the most visited line down to the branch node.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    rng: a PRNG key.
+    config: reads `eps_constraint`, `eps_greedy`, `max_depth`.
+
+  Returns:
+    (mode, depth, node): int32 scalars, the exploration mode (NO_EXPLORATION,
+    GREEDY or CONSTRAINT), the depth reached and the branch node.
+  """
   mode_draw, greedy_draw, depth_draw = jax.random.uniform(rng, (3,))
   mode = jnp.where(mode_draw < config.eps_constraint, CONSTRAINT,
                    jnp.where(greedy_draw < config.eps_greedy, GREEDY, NO_EXPLORATION))

@@ -80,18 +80,42 @@ _UNROLL_ACTIONS = 32
 
 
 def exact_value(solved: chex.Array) -> chex.Array:
-  """+1 / -1 / 0 for WIN / LOSS / DRAW (0 for UNKNOWN), same shape."""
+  """The value of a solved code for the player to move at the node.
+
+  Args:
+    solved: int32, UNKNOWN/WIN/LOSS/DRAW codes, any shape.
+
+  Returns:
+    f32 of that shape: +1 / -1 / 0 for WIN / LOSS / DRAW (0 for UNKNOWN).
+  """
   return _EXACT_VALUE[solved]
 
 
 def pack(pessimistic, optimistic, end_in_ply):
-  """`graph.bounds`: a node's bounds and end_in_ply in one int32 word,
-  end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1)."""
+  """`graph.bounds`: a node's bounds and end_in_ply in one int32 word.
+
+  end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1).
+
+  Args:
+    pessimistic: int32 in {-1, 0, 1}, any shape.
+    optimistic: int32 in {-1, 0, 1}, same shape.
+    end_in_ply: int32 >= 0, same shape.
+
+  Returns:
+    int32 of the common shape.
+  """
   return end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1)
 
 
 def unpack(bounds):
-  """(pessimistic, optimistic, end_in_ply) int32 of `graph.bounds` words."""
+  """The fields of `graph.bounds` words (inverse of `pack`).
+
+  Args:
+    bounds: int32, any shape.
+
+  Returns:
+    (pessimistic, optimistic, end_in_ply), int32 of the shape of `bounds`.
+  """
   return (bounds >> 2 & 3) - 1, (bounds & 3) - 1, bounds >> 4
 
 
@@ -120,11 +144,15 @@ def _bounds_through(child, reward, discount, child_low, child_high, child_end):
 def move_bounds(graph: graph_lib.Graph, node: chex.Array):
   """Bounds on the value of every move of `node` in ONE game's graph.
 
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+
   Returns:
-    low, high: int32[A], pessimistic and optimistic value of the move for the
-      mover at `node` (-1 / 0 / +1); -1, -1 on illegal moves.
-    end: int32[A], plies to the game's end through the move when it is
-      proven (low == high; 1 for a move that ends the game).
+    (low, high, end): low and high int32[A], pessimistic and optimistic value
+    of the move for the mover at `node` (-1 / 0 / +1), -1, -1 on illegal
+    moves; end int32[A], plies to the game's end through the move when it is
+    proven (low == high; 1 for a move that ends the game).
   """
   child = graph.child[node]
   below = unpack(_take(graph.bounds, jnp.maximum(child, 0)))
@@ -135,8 +163,17 @@ def move_bounds(graph: graph_lib.Graph, node: chex.Array):
 
 
 def node_bounds(low: chex.Array, high: chex.Array, end: chex.Array, legal: chex.Array):
-  """A node's (solved code, end_in_ply, pessimistic, optimistic), int32
-  scalars, from its moves' bounds [A] (see the module docstring)."""
+  """A node's solver state from its moves' bounds (see the module docstring).
+
+  Args:
+    low: int32[A], the moves' pessimistic values (`move_bounds`).
+    high: int32[A], their optimistic values.
+    end: int32[A], plies to the end through each proven move.
+    legal: bool[A].
+
+  Returns:
+    (solved code, end_in_ply, pessimistic, optimistic), int32 scalars.
+  """
   any_legal = jnp.any(legal)
   pess = jnp.where(any_legal, jnp.max(jnp.where(legal, low, -1)), -1)
   opt = jnp.where(any_legal, jnp.max(jnp.where(legal, high, -1)), 1)
@@ -163,9 +200,19 @@ def _settle(state, old, bounds: bool):
 
 
 def is_stale(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> chex.Array:
-  """bool: the stored state of `node` (ONE game) lags behind its moves (a
-  child was proven, or bounded, through another parent). Selection flags
-  such nodes on its path, so `solve_path` re-examines them."""
+  """Whether the stored state of `node` (ONE game) lags behind its moves.
+
+  A child was proven, or bounded, through another parent. Selection flags
+  such nodes on its path, so `solve_path` re-examines them.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    bounds: partial bounds are stored (score-bounded search).
+
+  Returns:
+    bool scalar.
+  """
   low, high, end = move_bounds(graph, node)
   pess, opt, _ = unpack(graph.bounds[node])
   fresh = _settle(node_bounds(low, high, end, graph.child[node] != graph_lib.ILLEGAL),
@@ -176,8 +223,9 @@ def is_stale(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> 
 def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Array,
                last_child: chex.Array, stale: chex.Array | int = -1,
                bounds: bool = False) -> graph_lib.Graph:
-  """Brings ONE game's path up to date after a simulation, from the bottom
-  up: `last_child` (the node the last edge leads to, if any), then
+  """Brings ONE game's path up to date after a simulation, from the bottom up.
+
+  `last_child` (the node the last edge leads to, if any), then
   path_nodes[length - 1], ..., the root; a node updated here is visible to
   its parent's examination right after.
 
@@ -187,13 +235,16 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
   at and above `stale`, and, once any node has changed, every node above it.
 
   Args:
-    graph: ONE game's graph, after the simulation's expansion.
+    graph: ONE game's graph [N, A], after the simulation's expansion.
     path_nodes: int32[D], the path's nodes from the root.
     length: int32, the number of path edges (0: no simulation).
     last_child: int32, see above; -1 for none.
     stale: int32, the deepest index into `path_nodes` (or `length`, the last
       child) of a node found stale by selection (`is_stale`); -1 for none.
     bounds: store partial bounds (score-bounded search), see the module doc.
+
+  Returns:
+    The Graph with `solved`, `end_in_ply` and `bounds` [N] updated.
   """
   stale = jnp.where(length > 0, stale, -1)
   # Slot `length` holds the last child: the walk goes down the slots.
@@ -239,9 +290,16 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
 
 
 def proven_choice(graph: graph_lib.Graph):
-  """The move to play at each proven root [B]: the shortest win, else the
-  longest loss, else the most visited draw. Returns (action int32[B],
-  is_proven bool[B])."""
+  """The move to play at each proven root.
+
+  The shortest win, else the longest loss, else the most visited draw.
+
+  Args:
+    graph: Graph [B, N, A].
+
+  Returns:
+    (action int32[B], is_proven bool[B]).
+  """
 
   def one(graph):
     low, high, end = move_bounds(graph, jnp.int32(0))
@@ -260,9 +318,19 @@ def proven_choice(graph: graph_lib.Graph):
 
 
 def pruned_moves(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> chex.Array:
-  """bool[A]: moves of `node` (ONE game) that selection never takes: the
-  proven losses; with `bounds`, every move whose optimistic value is at most
-  the node's pessimistic bound (max over its moves' pessimistic values)."""
+  """The moves of `node` (ONE game) that selection never takes.
+
+  The proven losses; with `bounds`, every move whose optimistic value is at
+  most the node's pessimistic bound (max over its moves' pessimistic values).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    bounds: score-bounded search (`SearchConfig.solver_bounds`).
+
+  Returns:
+    bool[A].
+  """
   low, high, _ = move_bounds(graph, node)
   legal = graph.child[node] != graph_lib.ILLEGAL
   if bounds:

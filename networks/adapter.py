@@ -44,8 +44,17 @@ HEADS = ("small", "large")
 
 
 def init(network: nn.Module, rng: chex.PRNGKey, example_observation: chex.Array) -> dict:
-  """Initial variables for observations shaped like `example_observation`
-  [B, ...] (any B >= 1: only the per-game shape matters)."""
+  """Initial variables for observations shaped like `example_observation`.
+
+  Args:
+    network: any network of this package.
+    rng: a PRNG key.
+    example_observation: [B, ...] network inputs (any B >= 1: only the
+      per-game shape matters).
+
+  Returns:
+    The variables dict: {'params'}, plus 'batch_stats' for BatchNorm networks.
+  """
   return dict(network.init(rng, jnp.asarray(example_observation), train=False))
 
 
@@ -77,7 +86,14 @@ def apply(network: nn.Module, variables: dict, observation: chex.Array, train: b
 
 
 def has_two_heads(network: nn.Module) -> bool:
-  """Whether `network` returns ((small), (large)) outputs."""
+  """Whether `network` returns ((small), (large)) outputs.
+
+  Args:
+    network: a flax module.
+
+  Returns:
+    bool, True for a `DualHeadResNet`.
+  """
   return isinstance(network, resnet.DualHeadResNet)
 
 
@@ -112,17 +128,34 @@ class NetworkEval:
 
   @property
   def num_actions(self) -> int:
+    """A, the size of the network's policy head."""
     return self.network.num_actions
 
   def observation(self, state: Any) -> chex.Array:
-    """The network input of `state` [B]: [B, ...]."""
+    """The network input of a batch of states.
+
+    Args:
+      state: env states with leading dimension B.
+
+    Returns:
+      [B, ...], `env.observe(state)` (or `state.observation` without an env).
+    """
     if self.env is None:
       return state.observation
     return self.env.observe(state)
 
   def __call__(self, variables: Any, rng: chex.PRNGKey,
                state: Any) -> tuple[chex.Array, chex.Array]:
-    """Evaluates a batch of states [B]; `rng` is unused (deterministic nets)."""
+    """Evaluates a batch of states (deterministic networks: `rng` is unused).
+
+    Args:
+      variables: the network's variables (`init`).
+      rng: unused.
+      state: env states with leading dimension B.
+
+    Returns:
+      (prior_logits f32[B, A] unmasked, value f32[B] for the player to move).
+    """
     del rng
     observation = self.observation(state)
     if self.head == "small":
@@ -140,15 +173,30 @@ MLPEval = NetworkEval
 
 
 def mlp_eval(num_actions: int, hidden_sizes: Sequence[int] = (128, 128)) -> NetworkEval:
-  """eval_fn backed by `MLP(num_actions, hidden_sizes)`, reading
-  `state.observation`; `hidden_sizes` is stored as a tuple so the eval_fn
-  stays hashable."""
+  """eval_fn backed by `MLP(num_actions, hidden_sizes)`, reading `state.observation`.
+
+  Args:
+    num_actions: A.
+    hidden_sizes: widths of the hidden layers; stored as a tuple so the
+      eval_fn stays hashable.
+
+  Returns:
+    A NetworkEval.
+  """
   return NetworkEval(mlp.MLP(num_actions=num_actions, hidden_sizes=tuple(hidden_sizes)))
 
 
 def observation_shape(env: Any) -> tuple[int, ...]:
-  """The shape of one game's network input, `env.observe(state)`, without
-  running the env (shapes only)."""
+  """The shape of one game's network input, `env.observe(state)`.
+
+  Computed without running the env (shapes only).
+
+  Args:
+    env: the env.
+
+  Returns:
+    The shape tuple, without a batch dimension.
+  """
   return tuple(jax.eval_shape(lambda: env.observe(env.init(jax.random.PRNGKey(0)))).shape)
 
 
@@ -161,6 +209,9 @@ def make(name: str, env: Any, **kwargs) -> nn.Module:
     env: the game; its observation shape decides which networks fit.
     **kwargs: the network's other attributes (num_blocks, channels,
       hidden_sizes, ...); lists become tuples so the module stays hashable.
+
+  Returns:
+    The flax module (unbound; `init` gives its variables).
 
   Raises:
     ValueError: unknown name, or a convolutional network for an env whose

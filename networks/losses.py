@@ -87,6 +87,10 @@ def alphazero_loss(logits: chex.Array, value: chex.Array, target_policy: chex.Ar
   Returns:
     (total loss, components): scalars, weighted means over the examples
     (see the module docstring for the components).
+
+  Raises:
+    AssertionError: (chex, at trace time) shapes that do not match [B, A]
+      and [B].
   """
   weights = _check_shapes(logits, value, target_policy, target_value, weights)
   cross_entropy, kl, entropy, _ = _policy_terms(logits, target_policy)
@@ -111,14 +115,21 @@ def kl_illegal_loss(logits: chex.Array, value: chex.Array, target_policy: chex.A
   teaches the network the rules, so its unmasked prior is usable as is.
 
   Args:
-    logits, value, target_policy, target_value, weights: as in
-      `alphazero_loss`.
+    logits: f32[B, A], the network's policy logits.
+    value: f32[B], the network's value.
+    target_policy: f32[B, A], pi, the search policy (sums to 1).
+    target_value: f32[B], z, the game's outcome for the player to move.
     legal: bool[B, A], the legal moves of each position.
+    weights: f32[B] or bool[B] (mask of valid examples); None: all 1.
     illegal_weight: the weight of the illegal probability mass.
 
   Returns:
     (total loss, components) as in `alphazero_loss`, 'policy' being the KL
     and 'illegal' the illegal probability mass (before `illegal_weight`).
+
+  Raises:
+    AssertionError: (chex, at trace time) shapes that do not match [B, A]
+      and [B].
   """
   weights = _check_shapes(logits, value, target_policy, target_value, weights)
   chex.assert_shape(legal, logits.shape)
@@ -154,12 +165,16 @@ def make_optimizer(learning_rate: Schedule, weight_decay: float = 1e-4, momentum
     momentum: SGD momentum (ignored by 'adam').
     kind: 'sgd' or 'adam'.
     nesterov: Nesterov momentum for 'sgd'.
-    b1, b2: Adam's moment decays.
+    b1: Adam's first moment decay.
+    b2: Adam's second moment decay.
     decay_mask: optional pytree of bools (or a function of the params
       returning one) selecting the parameters to decay, e.g. to spare
       biases and BatchNorm scales; None decays all.
     max_grad_norm: clip the gradient to this global norm first; None: no
       clipping.
+
+  Returns:
+    The optax GradientTransformation.
 
   Raises:
     ValueError: unknown `kind`.

@@ -52,7 +52,15 @@ class MLP(nn.Module):
 
 
 def init_params(network: nn.Module, rng: chex.PRNGKey, example_observation: chex.Array) -> Any:
-  """Initial variables for observations shaped like `example_observation`
-  [B, ...] (any B: only the per-game shape matters); `networks.init` under
-  its older name."""
+  """Initial variables; `networks.init` under its older name.
+
+  Args:
+    network: the flax module.
+    rng: a PRNG key.
+    example_observation: [B, ...] network inputs (any B: only the per-game
+      shape matters).
+
+  Returns:
+    The variables dict ({'params'} for the MLP).
+  """
   return network.init(rng, jnp.asarray(example_observation, jnp.float32), train=False)

@@ -43,8 +43,19 @@ def _conv(features: int, size: int, name: Optional[str] = None) -> nn.Conv:
 
 
 def board_planes(observation: chex.Array, network_name: str) -> chex.Array:
-  """f32[B, H, W, C] from a batch of pgx-layout planes, or a ValueError
-  naming what went wrong (flat observations need the MLP)."""
+  """A batch of pgx-layout planes as float32, checked.
+
+  Args:
+    observation: [B, H, W, C] planes.
+    network_name: named in the error message.
+
+  Returns:
+    f32[B, H, W, C].
+
+  Raises:
+    ValueError: a flat observation [B, D] (those need the MLP) or any other
+      rank than 4.
+  """
   shape = tuple(observation.shape)
   if len(shape) == 2:
     raise ValueError(
@@ -69,7 +80,14 @@ class SqueezeExcitation(nn.Module):
 
   @nn.compact
   def __call__(self, x: chex.Array) -> chex.Array:
-    """x f32[B, H, W, C] -> sigmoid(gate) * x + bias, both [B, 1, 1, C]."""
+    """Gates and biases each channel from its global average.
+
+    Args:
+      x: f32[B, H, W, C].
+
+    Returns:
+      f32[B, H, W, C], sigmoid(gate) * x + bias with gate and bias [B, 1, 1, C].
+    """
     pooled = jnp.mean(x, axis=(1, 2))
     squeezed = nn.relu(nn.Dense(max(1, self.channels // self.ratio), name="squeeze")(pooled))
     gate, bias = jnp.split(nn.Dense(2 * self.channels, name="excite")(squeezed), 2, axis=-1)
@@ -88,7 +106,15 @@ class ResidualBlock(nn.Module):
 
   @nn.compact
   def __call__(self, x: chex.Array, train: bool) -> chex.Array:
-    """x f32[B, H, W, C] -> f32[B, H, W, C]."""
+    """Applies the block.
+
+    Args:
+      x: f32[B, H, W, C].
+      train: BatchNorm uses batch statistics (and updates its averages).
+
+    Returns:
+      f32[B, H, W, C].
+    """
     y = nn.relu(_batch_norm(train, "bn_1")(_conv(self.channels, 3, "conv_1")(x)))
     y = _batch_norm(train, "bn_2")(_conv(self.channels, 3, "conv_2")(y))
     if self.se_ratio is not None:
@@ -112,7 +138,15 @@ class PolicyValueHead(nn.Module):
 
   @nn.compact
   def __call__(self, x: chex.Array, train: bool) -> tuple[chex.Array, chex.Array]:
-    """x f32[B, H, W, C] -> (logits f32[B, A], value f32[B] in [-1, 1])."""
+    """Applies both heads.
+
+    Args:
+      x: f32[B, H, W, C], the trunk's features.
+      train: BatchNorm uses batch statistics (and updates its averages).
+
+    Returns:
+      (logits f32[B, A], value f32[B] in [-1, 1]).
+    """
     batch = x.shape[0]
     policy = nn.relu(_batch_norm(train, "policy_bn")(_conv(2, 1, "policy_conv")(x)))
     logits = nn.Dense(self.num_actions, name="policy")(jnp.reshape(policy, (batch, -1)))
@@ -155,7 +189,18 @@ class ResNet(nn.Module):
   @nn.compact
   def __call__(self, observation: chex.Array,
                train: bool = False) -> tuple[chex.Array, chex.Array]:
-    """observation [B, H, W, C] -> (logits f32[B, A], value f32[B])."""
+    """Evaluates a batch of observations.
+
+    Args:
+      observation: pgx-layout planes [B, H, W, C] (bool or float).
+      train: BatchNorm uses batch statistics (and updates its averages).
+
+    Returns:
+      (logits f32[B, A] unmasked, value f32[B] in [-1, 1]).
+
+    Raises:
+      ValueError: (at trace time) an observation that is not [B, H, W, C].
+    """
     x = _stem(observation, self.channels, train, type(self).__name__)
     x = _blocks(x, 0, self.num_blocks, self.channels, None, train)
     return PolicyValueHead(self.num_actions, self.value_hidden, name="head")(x, train)
@@ -165,7 +210,10 @@ class SEResNet(nn.Module):
   """`ResNet` whose every block ends with squeeze-and-excitation.
 
   Attributes:
-    num_actions, num_blocks, channels, value_hidden: as in `ResNet`.
+    num_actions: A.
+    num_blocks: residual blocks in the trunk.
+    channels: channels of every convolution in the trunk.
+    value_hidden: units of the value head's hidden layer.
     se_ratio: the SE squeeze layer has channels // se_ratio units.
   """
   num_actions: int
@@ -177,7 +225,18 @@ class SEResNet(nn.Module):
   @nn.compact
   def __call__(self, observation: chex.Array,
                train: bool = False) -> tuple[chex.Array, chex.Array]:
-    """observation [B, H, W, C] -> (logits f32[B, A], value f32[B])."""
+    """Evaluates a batch of observations.
+
+    Args:
+      observation: pgx-layout planes [B, H, W, C] (bool or float).
+      train: BatchNorm uses batch statistics (and updates its averages).
+
+    Returns:
+      (logits f32[B, A] unmasked, value f32[B] in [-1, 1]).
+
+    Raises:
+      ValueError: (at trace time) an observation that is not [B, H, W, C].
+    """
     x = _stem(observation, self.channels, train, type(self).__name__)
     x = _blocks(x, 0, self.num_blocks, self.channels, self.se_ratio, train)
     return PolicyValueHead(self.num_actions, self.value_hidden, name="head")(x, train)
@@ -225,6 +284,10 @@ class DualHeadResNet(nn.Module):
       ((small_logits f32[B, A], small_value f32[B]),
        (large_logits f32[B, A], large_value f32[B])),
       or only (small_logits, small_value) when `small_only`.
+
+    Raises:
+      ValueError: (at trace time) `small_head_after` outside [0, num_blocks],
+        or an observation that is not [B, H, W, C].
     """
     if not 0 <= self.small_head_after <= self.num_blocks:
       raise ValueError(f"DualHeadResNet needs 0 <= small_head_after <= num_blocks, got "
