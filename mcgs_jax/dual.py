@@ -66,6 +66,10 @@ class DualEval:
   small: Any
   large: Any
 
+  def __call__(self, params: Any, rng: chex.PRNGKey, state: Any):
+    """f_L: where one evaluator is wanted (the raw policy), the large one."""
+    return self.large(params, rng, state)
+
 
 @dataclasses.dataclass(frozen=True)
 class DualConfig:

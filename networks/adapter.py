@@ -132,6 +132,9 @@ class NetworkEval:
     observation = self.observation(state)
     if self.head == "small":
       logits, value = apply(self.network, variables, observation, small_only=True)
+    elif isinstance(self.network, resmlp.NetworkPair):
+      # Two separate networks: the large one alone.
+      logits, value = apply(self.network, variables, observation, large_only=True)
     elif has_two_heads(self.network):
       _, (logits, value) = apply(self.network, variables, observation)
     else:

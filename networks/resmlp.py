@@ -106,9 +106,13 @@ class NetworkPair(nn.Module):
     return self.large.num_actions
 
   @nn.compact
-  def __call__(self, observation: chex.Array, train: bool = False, small_only: bool = False):
+  def __call__(self, observation: chex.Array, train: bool = False, small_only: bool = False,
+               large_only: bool = False):
     """observation [B, ...] -> ((small_logits, small_value), (large_logits,
-    large_value)), or the small network's outputs alone when `small_only`."""
+    large_value)), or one network's outputs alone with `small_only` /
+    `large_only` (the other is not run)."""
+    if large_only:
+      return self.large(observation, train=train)
     small = self.small(observation, train=train)
     if small_only:
       return small
