@@ -48,6 +48,7 @@ from learning import arena
 from learning import checkpoint
 from learning import config as config_lib
 from learning import elo
+from learning import ground_truth
 from mcgs_jax import dual
 from experiments import train
 
@@ -70,10 +71,10 @@ SEED_TABLE = {
 }
 # Self-play and training per step, per game (scaled to a shared 2-core CPU).
 _STEP = {
-    "hsr:4,4,16": dict(games=32, moves_per_iteration=8, temperature_moves=8, opening_plies=2,
-                       batch_size=128, updates_per_iteration=16, min_replay=64),
-    "nim:3,20": dict(games=32, moves_per_iteration=10, temperature_moves=4, opening_plies=2,
-                     batch_size=128, updates_per_iteration=16, min_replay=64),
+    "hsr:4,4,16": dict(games=64, moves_per_iteration=8, temperature_moves=8, opening_plies=2,
+                       batch_size=128, updates_per_iteration=48, min_replay=64),
+    "nim:3,20": dict(games=64, moves_per_iteration=10, temperature_moves=4, opening_plies=2,
+                     batch_size=128, updates_per_iteration=48, min_replay=64),
     "connect4": dict(games=16, moves_per_iteration=14, temperature_moves=8, opening_plies=0,
                      batch_size=128, updates_per_iteration=16, min_replay=64),
 }
@@ -140,9 +141,11 @@ def alpharank_scores(payoffs: np.ndarray, ranks: np.ndarray,
   return holds.astype(np.float64) @ ranks
 
 
-def summarize_steps(step_rows, records):
-  """steps.csv rows with Elo and alpha-rank over every step so far, and the
+def summarize_steps(step_rows, records, truth=None):
+  """steps.csv rows with Elo and alpha-rank over every step so far (and the
+  raw policy's exact value-keeping rate, `truth` {step: rate}), and the
   cell's summary (convergence step and times)."""
+  truth = truth or {}
   num_agents = len(step_rows) + 1
   elos, ranks = ratings(records, num_agents)
   payoffs, _ = alpharank.payoff_matrix(records, num_agents)
@@ -152,13 +155,16 @@ def summarize_steps(step_rows, records):
     base = step_rows[t - 1] if t else dict(step=0, step_s="")
     rows.append(dict(base, step=t, elo=round(float(elos[t]), 1),
                      alpharank=round(float(ranks[t]), 4),
-                     alpharank_score=round(float(cumulative[t]), 4)))
+                     alpharank_score=round(float(cumulative[t]), 4),
+                     keeps_value=truth.get(t)))
   times = [float(r["step_s"]) for r in step_rows[1:]] or [float(r["step_s"]) for r in step_rows]
   per_step = float(np.median(times)) if times else math.nan
   converged = next((t for t in range(num_agents) if cumulative[t] >= CONVERGED), None)
+  exact = next((t for t in range(num_agents) if (truth.get(t) or 0) >= CONVERGED), None)
   summary = dict(steps_run=len(step_rows), time_per_step=per_step, steps_to_converge=converged,
                  time_to_converge=None if converged is None else per_step * converged,
-                 final_elo=float(elos[-1]))
+                 final_elo=float(elos[-1]), steps_to_exact=exact,
+                 final_keeps_value=truth.get(num_agents - 1))
   return rows, summary
 
 
@@ -182,7 +188,8 @@ def plot(directory, rows):
   plt.close(fig)
 
 
-def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, log=print):
+def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, players="policy",
+             log=print):
   """Runs (or continues) one cell up to `steps` training steps."""
   directory = cell_dir(out, game, algo, backup, seed)
   os.makedirs(os.path.join(directory, "snapshots"), exist_ok=True)
@@ -207,10 +214,29 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, log
     step_rows = [dict(step=int(r["iteration"]), step_s=float(r["selfplay_s"]) + float(r["train_s"]),
                       loss=r.get("loss", "")) for r in run.rows]
 
+    truth_path = os.path.join(directory, "truth.csv")
+    truth = {int(r["step"]): float(r["keeps_value"]) for r in _read_csv(truth_path)}
+
+    def variables_of(t):
+      return checkpoint.read_variables(snapshot(t), jax.device_get(run.state["variables"]))
+
     def agent(t):
-      variables = checkpoint.read_variables(snapshot(t), jax.device_get(run.state["variables"]))
-      return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+      if players == "policy":
+        # The network alone (the large head / network for mpv and dual).
+        return agents.PolicyAgent(eval_fn=eval_fn, params=variables_of(t), name=str(t))
+      return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables_of(t),
                                 config=search_config, name=str(t))
+
+    def keeps_value(t):
+      """Share of positions where step t's raw policy keeps the exact value."""
+      if game == "connect4":
+        return None
+      if t not in truth:
+        policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables_of(t), name=str(t))
+        truth[t] = ground_truth.evaluate(env, policy, jax.random.PRNGKey(t))["keeps_value"]
+        _write_csv(truth_path, [dict(step=k, keeps_value=v) for k, v in sorted(truth.items())],
+                   ["step", "keeps_value"])
+      return truth[t]
 
     summary = None
     while True:
@@ -229,7 +255,9 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, log
           done.add((t, previous))
           _write_csv(games_path, [dict(a=a, b=b, score=s) for a, b, s in records],
                      ["a", "b", "score"])
-        rows, summary = summarize_steps(step_rows, records)
+        for step in range(t + 1):
+          keeps_value(step)
+        rows, summary = summarize_steps(step_rows, records, truth)
         fields = list(dict.fromkeys(k for r in rows for k in r))
         _write_csv(os.path.join(directory, "steps.csv"), rows, fields)
         with open(os.path.join(directory, "summary.json"), "w") as f:
@@ -259,8 +287,9 @@ def table(out: str) -> str:
         s = json.load(f)
       cells.setdefault((s["game"], s["backup"], s["algo"]), []).append(s)
   lines = ["| game | backup | algorithm | seeds | steps run | time/step s | steps to conv. | "
-           "time to conv. s | seed paper: time/step, steps, time to conv. |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "time to conv. s | steps to 90% exact | final exact | "
+           "seed paper: time/step, steps, time to conv. |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
 
   def spread(values, digits):
     values = [v for v in values if v is not None]
@@ -286,6 +315,8 @@ def table(out: str) -> str:
         f"{spread([r['time_per_step'] for r in runs], 2)} | "
         f"{spread([r['steps_to_converge'] for r in runs], 1)} "
         f"({len(converged)}/{len(runs)}) | {spread([r['time_to_converge'] for r in runs], 2)} | "
+        f"{spread([r.get('steps_to_exact') for r in runs], 1)} | "
+        f"{spread([r.get('final_keeps_value') for r in runs], 2)} | "
         f"{paper[0]}, {paper[1]}, {paper[2]} |")
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "table.md"), "w") as f:
@@ -300,10 +331,13 @@ def main(argv=None):
   parser.add_argument("--algo", choices=ALGOS)
   parser.add_argument("--backup", choices=BACKUPS, default="tree")
   parser.add_argument("--seed", type=int, nargs="+", default=[0])
-  parser.add_argument("--steps", type=int, default=10, help="training steps per cell")
+  parser.add_argument("--steps", type=int, default=15, help="training steps per cell")
   parser.add_argument("--games-per-pair", type=int, default=16,
                       help="games between each pair of steps' agents (even)")
   parser.add_argument("--channels", type=int, default=64, help="Connect-4 ResNet channels")
+  parser.add_argument("--players", choices=("policy", "search"), default="policy",
+                      help="what plays the ranking games: each step's raw network "
+                      "(default) or its search")
   parser.add_argument("--out", default="results/dual_mcts")
   parser.add_argument("--table", action="store_true", help="print the table of the cells run")
   args = parser.parse_args(argv)
@@ -314,7 +348,7 @@ def main(argv=None):
     parser.error("--game and --algo are needed (or --table)")
   for seed in args.seed:
     summary = run_cell(args.out, args.game, args.algo, args.backup, seed, args.steps,
-                       args.games_per_pair, args.channels)
+                       args.games_per_pair, args.channels, args.players)
     print(json.dumps(dict(summary, game=args.game, algo=args.algo, backup=args.backup,
                           seed=seed)), flush=True)
 
