@@ -15,7 +15,7 @@ import mcgs_jax
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import dual
 from mcgs_jax import graph as graph_lib
-from tests.fake_evals import HashEval
+from tests.fake_evals import HashEval, hash_eval_py
 
 
 def _chain_graph(depth=4):
@@ -72,6 +72,7 @@ def test_window_and_decay_are_validated():
     dual.DualConfig(small=mcgs_jax.SearchConfig(num_simulations=4, solver=True))
 
 
+@pytest.mark.slow
 def test_eps_decay_stops_exploring_after_the_first_simulation():
   env = envs.make("nim:3,10")
   state = env.init(jax.random.PRNGKey(0), batch_size=2)
@@ -86,7 +87,7 @@ def test_eps_decay_stops_exploring_after_the_first_simulation():
   np.testing.assert_array_equal(decayed.stats.explorations, [1, 1])
 
 
-def _dual_setup(backup, small_sims=8, large_sims=4, rounds=1, **large_kwargs):
+def _dual_setup(backup, small_sims=8, large_sims=3, rounds=1, value_mix=0.5):
   env = envs.make("nim:3,10")
   state = env.init(jax.random.PRNGKey(0), batch_size=2)
   # Two different evaluators: f_S and f_L disagree on every state.
@@ -94,45 +95,67 @@ def _dual_setup(backup, small_sims=8, large_sims=4, rounds=1, **large_kwargs):
                           large=HashEval(env.num_actions))
   config = dual.DualConfig(
       small=mcgs_jax.SearchConfig(num_simulations=small_sims, backup=backup),
-      large=mcgs_jax.SearchConfig(num_simulations=large_sims, backup=backup, **large_kwargs),
-      rounds=rounds, value_mix=0.0)
+      large=mcgs_jax.SearchConfig(num_simulations=large_sims, backup=backup),
+      rounds=rounds, value_mix=value_mix)
   return env, state, eval_fn, config
 
 
 _run = jax.jit(dual.run, static_argnames=("env", "eval_fn", "config"))
+_RUNS = {}
 
 
-@pytest.mark.parametrize("backup", ["tree", "mcgs"])
+def dual_run(backup, rounds=1):
+  """(env, eval_fn, config, small, large), computed once per (backup, rounds)."""
+  if (backup, rounds) not in _RUNS:
+    env, state, eval_fn, config = _dual_setup(backup, large_sims=3 if rounds == 1 else 4,
+                                              rounds=rounds)
+    small, large = _run(None, jax.random.PRNGKey(2), state, env, eval_fn, config)
+    _RUNS[backup, rounds] = env, eval_fn, config, small, large
+  return _RUNS[backup, rounds]
+
+
+def _key(graph, g, n):
+  return tuple(int(k) for k in np.asarray(graph.key[g, n]))
+
+
+@pytest.mark.parametrize("backup", ["tree", pytest.param("mcgs", marks=pytest.mark.slow)])
 def test_large_search_evaluates_the_most_visited_small_states(backup):
-  env, state, eval_fn, config = _dual_setup(backup, small_sims=8, large_sims=3)
-  small, large = _run(None, jax.random.PRNGKey(2), state, env, eval_fn, config)
+  env, _, config, small, large = dual_run(backup)
   for g in range(2):
     used = int(small.nodes_used[g])
     visits = np.asarray(small.visits[g, 1:used])
     # Most visits first, the older node among equals.
     order = 1 + np.lexsort((np.arange(1, used), -visits))
-    wanted = {tuple(np.asarray(small.key[g, n])) for n in order[:3]}
-    got = {tuple(np.asarray(large.key[g, n])) for n in range(1, int(large.nodes_used[g]))}
+    wanted = {_key(small, g, n) for n in order[:3]}
+    got = {_key(large, g, n) for n in range(1, int(large.nodes_used[g]))}
     assert got == wanted
-    # value_mix = 0: each such state holds f_L's own value.
-    for n in range(1, int(large.nodes_used[g])):
-      key = tuple(int(k) for k in np.asarray(large.key[g, n]))
-      from tests.fake_evals import hash_eval_py
-      _, value = hash_eval_py(key, [True] * env.num_actions)
-      assert float(large.nn_value[g, n]) == pytest.approx(value)
 
 
 @pytest.mark.parametrize("backup", ["tree", "mcgs"])
-def test_shared_states_have_one_policy_and_value(backup):
-  env, state, eval_fn, config = _dual_setup(backup, small_sims=8, large_sims=4, rounds=2)
-  config = dataclasses.replace(config, value_mix=0.5)
-  small, large = _run(None, jax.random.PRNGKey(3), state, env, eval_fn, config)
+def test_large_leaf_value_mixes_small_search_value_and_large_network(backup):
+  env, _, config, small, large = dual_run(backup)
+  index = {_key(small, 0, n): n for n in range(int(small.nodes_used[0]))}
+  for n in range(1, int(large.nodes_used[0])):
+    key = _key(large, 0, n)
+    m = index[key]
+    _, f_small = hash_eval_py(key, [True] * env.num_actions, value_scale=0.5, logit_scale=0.5)
+    _, f_large = hash_eval_py(key, [True] * env.num_actions)
+    # T_S's value of the state before the shared-state rule replaced its
+    # own evaluation f_S by T_L's.
+    v_small = (float(small.value_sum[0, m]) - (float(small.nn_value[0, m]) - f_small)) / int(
+        small.visits[0, m])
+    expected = config.value_mix * v_small + (1 - config.value_mix) * f_large
+    assert float(large.nn_value[0, n]) == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("backup,rounds", [("tree", 1), ("mcgs", 1), ("tree", 2)])
+def test_shared_states_have_one_policy_and_value(backup, rounds):
+  _, _, _, small, large = dual_run(backup, rounds)
   shared = 0
   for g in range(2):
-    large_keys = {tuple(np.asarray(large.key[g, n])): n
-                  for n in range(int(large.nodes_used[g]))}
+    large_keys = {_key(large, g, n): n for n in range(int(large.nodes_used[g]))}
     for n in range(int(small.nodes_used[g])):
-      m = large_keys.get(tuple(np.asarray(small.key[g, n])))
+      m = large_keys.get(_key(small, g, n))
       if m is None:
         continue
       shared += 1
@@ -140,14 +163,20 @@ def test_shared_states_have_one_policy_and_value(backup):
                                  rtol=1e-6)
       assert float(small.nn_value[g, n]) == pytest.approx(float(large.nn_value[g, m]))
   # The root and the large search's states, in both games.
-  assert shared >= 2 * 5
-  # The small search's own states kept f_S's (different) prior.
-  assert not np.allclose(np.asarray(small.prior[0, int(small.nodes_used[0]) - 1]),
-                         np.asarray(large.prior[0, 0]))
+  assert shared >= 2 * 4
+  # A state only the small search holds keeps f_S's (different) prior.
+  last = int(small.nodes_used[0]) - 1
+  assert _key(small, 0, last) not in {_key(large, 0, n) for n in range(int(large.nodes_used[0]))}
+  f_small, _ = hash_eval_py(_key(small, 0, last), [True] * 3, value_scale=0.5, logit_scale=0.5)
+  legal = np.asarray(small.child[0, last]) != graph_lib.ILLEGAL
+  expected = np.where(legal, f_small, 0.0)
+  np.testing.assert_allclose(np.asarray(small.prior[0, last]), expected / expected.sum(),
+                             rtol=1e-5)
 
 
 def test_dual_search_output_is_the_large_search():
   env, state, eval_fn, config = _dual_setup("tree", small_sims=8, large_sims=4)
+  config = dataclasses.replace(config, large=dataclasses.replace(config.large, num_simulations=4))
   out = jax.jit(dual.search, static_argnames=("env", "eval_fn", "config"))(
       None, jax.random.PRNGKey(4), state, env, eval_fn, config)
   np.testing.assert_array_equal(out.visit_counts.sum(-1), [4, 4])
