@@ -3,6 +3,7 @@
   python -m experiments.dual_mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
   python -m experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
   python -m experiments.dual_mcts --table            # the table over every cell run
+  python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
 `experiments.train` (self-play, replay, updates); after each step the new
@@ -324,6 +325,36 @@ def table(out: str) -> str:
   return "\n".join(lines)
 
 
+def bench_search(game: str, backup: str, batch: int, channels: int, rounds: int = 5) -> str:
+  """Wall time of one jitted search (a batch of `batch` initial positions) of
+  each algorithm with its untrained network, the three interleaved per round
+  (medians over `rounds`): the per-move cost behind a step's self-play."""
+  import time  # pylint: disable=g-import-not-at-top
+  search_fns = {}
+  for algo in ALGOS:
+    config = cell_config(game, algo, backup, 0, channels)
+    env, network, eval_fn = train.build_network(config)
+    variables = train.init_variables(network, env, jax.random.PRNGKey(0))
+    agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+                               config=config.search_config(noise=False))
+    states = env.init(jax.random.PRNGKey(1), batch_size=batch)
+    agent.act(jax.random.PRNGKey(2), states)   # compiles
+    search_fns[algo] = (agent, states)
+  times = {algo: [] for algo in ALGOS}
+  for r in range(rounds):
+    for algo, (agent, states) in search_fns.items():
+      start = time.perf_counter()
+      agent.act(jax.random.PRNGKey(3 + r), states)
+      times[algo].append(time.perf_counter() - start)
+  base = np.median(times["alphazero"])
+  lines = [f"{game}, backup {backup}, {batch} games per call, medians of {rounds} interleaved "
+           "rounds", "| algorithm | ms per search | vs AlphaZero |", "|---|---|---|"]
+  for algo in ALGOS:
+    median = np.median(times[algo])
+    lines.append(f"| {algo} | {1000 * median:.1f} | {median / base:.2f} |")
+  return "\n".join(lines)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -340,9 +371,15 @@ def main(argv=None):
                       "(default) or its search")
   parser.add_argument("--out", default="results/dual_mcts")
   parser.add_argument("--table", action="store_true", help="print the table of the cells run")
+  parser.add_argument("--bench", action="store_true",
+                      help="time one search of each algorithm (--game, --backup, --batch)")
+  parser.add_argument("--batch", type=int, default=16, help="--bench: games per search call")
   args = parser.parse_args(argv)
   if args.table:
     print(table(args.out))
+    return
+  if args.bench:
+    print(bench_search(args.game, args.backup, args.batch, args.channels))
     return
   if args.game is None or args.algo is None:
     parser.error("--game and --algo are needed (or --table)")

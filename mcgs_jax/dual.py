@@ -38,6 +38,7 @@ simulation step) and jitted: `search` takes static `env`, `eval_fn`
 
 import dataclasses
 import functools
+import math
 from typing import Any
 
 import chex
@@ -291,5 +292,4 @@ def window_for(num_states: float, minimum: int = 2) -> int:
   """The sliding window for a game of `num_states` states: ceil(log10 S),
   at least `minimum` (the seed paper's "small for Nim, growing with the
   logarithm of the state space"; the base is this library's choice)."""
-  import math  # pylint: disable=g-import-not-at-top
   return max(minimum, math.ceil(math.log10(max(num_states, 1.0))))
