@@ -301,6 +301,12 @@ def table(out: str) -> str:
       return f"{mean:.{digits}f}"
     return f"{mean:.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
+  def exact_cell(runs):
+    if all(r.get("final_keeps_value") is None for r in runs):
+      return "-"
+    reached = [r["steps_to_exact"] for r in runs if r.get("steps_to_exact") is not None]
+    return f"{spread(reached, 1)} ({len(reached)}/{len(runs)})"
+
   rows = []
   for (game, backup, algo), runs in sorted(cells.items(),
                                            key=lambda kv: (GAMES.index(kv[0][0]), kv[0][1],
@@ -316,7 +322,7 @@ def table(out: str) -> str:
         f"{spread([r['time_per_step'] for r in runs], 2)} | "
         f"{spread([r['steps_to_converge'] for r in runs], 1)} "
         f"({len(converged)}/{len(runs)}) | {spread([r['time_to_converge'] for r in runs], 2)} | "
-        f"{spread([r.get('steps_to_exact') for r in runs], 1)} | "
+        f"{exact_cell(runs)} | "
         f"{spread([r.get('final_keeps_value') for r in runs], 2)} | "
         f"{paper[0]}, {paper[1]}, {paper[2]} |")
   os.makedirs(out, exist_ok=True)

@@ -30,11 +30,11 @@ import numpy as np
 
 import mcgs_jax
 from envs import base
-from mcgs_jax import dual
 from envs import bits
 from envs import connect4
 from envs import evaluators
 from envs import exhaustive
+from mcgs_jax import dual
 
 
 class Agent(abc.ABC):
