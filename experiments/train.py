@@ -62,7 +62,12 @@ def _optimizer(learning_rate, weight_decay, kind, decay_updates=0):
 def build_network(config: config_lib.TrainConfig):
   env = envs.make(config.env)
   network = networks.make(config.network, env, **config.network_options())
-  eval_fn = networks.NetworkEval(network, env)
+  if config.search in config_lib.TWO_SEARCHES:
+    from mcgs_jax import dual  # pylint: disable=g-import-not-at-top
+    eval_fn = dual.DualEval(small=networks.NetworkEval(network, env, head="small"),
+                            large=networks.NetworkEval(network, env, head="large"))
+  else:
+    eval_fn = networks.NetworkEval(network, env)
   return env, network, eval_fn
 
 

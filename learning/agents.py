@@ -34,6 +34,7 @@ from envs import bits
 from envs import connect4
 from envs import evaluators
 from envs import exhaustive
+from mcgs_jax import dual
 
 
 class Agent(abc.ABC):
@@ -59,6 +60,8 @@ class Agent(abc.ABC):
 
 @functools.partial(jax.jit, static_argnames=("env", "eval_fn", "config"))
 def _search_actions(params, rng, states, env, eval_fn, config):
+  if isinstance(config, dual.DualConfig):
+    return dual.search(params, rng, states, env, eval_fn, config).action
   return mcgs_jax.search(params, rng, states, env, eval_fn, config).action
 
 
@@ -70,7 +73,8 @@ class SearchAgent(Agent):
     env: the env (static jit argument).
     eval_fn: `(params, rng, state) -> (prior_logits, value)`, hashable.
     params: the network parameters passed to `eval_fn` (None for none).
-    config: the search's `SearchConfig`.
+    config: the search's `SearchConfig`, or a `mcgs_jax.dual.DualConfig`
+      (then `eval_fn` is a `DualEval`).
     name: a label.
   """
   env: Any

@@ -14,7 +14,9 @@ import mcgs_jax
 from learning import selfplay
 from learning import trainer
 
-SEARCHES = ("mcgs", "tree", "tt_cache")
+SEARCHES = ("mcgs", "tree", "tt_cache", "dual", "mpv")
+# Searches of two evaluators (`mcgs_jax.dual`): they need a two-head network.
+TWO_SEARCHES = ("dual", "mpv")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +28,9 @@ class TrainConfig:
     network: 'mlp', 'resnet', 'seresnet' or 'dual' (`networks.make`).
     network_kwargs: the network's other attributes, as sorted (name, value)
       pairs (a dict in JSON).
-    search: 'mcgs', 'tree' or 'tt_cache' (`SearchConfig.backup`).
+    search: 'mcgs', 'tree' or 'tt_cache' (`SearchConfig.backup`), or 'dual'
+      / 'mpv' (`mcgs_jax.dual`: a small and a large search; the network
+      must have two heads: 'dual', 'dual_mlp' or 'pair').
     simulations: simulations per move in self-play.
     games: B, games played in parallel (a multiple of the device count).
     moves_per_iteration: moves per game per iteration of self-play.
@@ -65,6 +69,13 @@ class TrainConfig:
     warm_start_positions: labelled positions for the warm start.
     seed: the run's seed.
     keep_checkpoints: checkpoints kept on disk.
+    dual_backup: 'dual' / 'mpv': the backup of both searches ('tree' or
+      'mcgs').
+    small_simulations, large_simulations: 'dual' / 'mpv': b_S and b_L.
+    backup_window, eps_greedy, eps_decay: SearchConfig's switches, in every
+      self-play search (0, 0, 1: off).
+    value_mix: 'dual' / 'mpv': `DualConfig.value_mix`.
+    dual_rounds: 'dual' / 'mpv': `DualConfig.rounds`.
   """
   env: str = "tictactoe"
   network: str = "mlp"
@@ -103,6 +114,14 @@ class TrainConfig:
   warm_start_positions: int = 2000
   seed: int = 0
   keep_checkpoints: int = 2
+  dual_backup: str = "mcgs"
+  small_simulations: int = 50
+  large_simulations: int = 35
+  backup_window: int = 0
+  eps_greedy: float = 0.0
+  eps_decay: float = 1.0
+  value_mix: float = 0.5
+  dual_rounds: int = 1
 
   def __post_init__(self):
     if self.search not in SEARCHES:
@@ -116,6 +135,12 @@ class TrainConfig:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     if self.node_factor < 1:
       raise ValueError(f"node_factor must be >= 1, got {self.node_factor}")
+    if self.search in TWO_SEARCHES:
+      if self.network not in ("dual", "dual_mlp", "pair"):
+        raise ValueError(f"search={self.search!r} needs a two-head network ('dual', 'dual_mlp' "
+                         f"or 'pair'), got network={self.network!r}")
+      if self.dual_backup not in ("tree", "mcgs"):
+        raise ValueError(f"dual_backup must be 'tree' or 'mcgs', got {self.dual_backup!r}")
 
   def search_config(self, simulations: int | None = None, noise: bool = True
                     ) -> mcgs_jax.SearchConfig:
@@ -130,13 +155,41 @@ class TrainConfig:
     Returns:
       The SearchConfig.
     """
+    if self.search in TWO_SEARCHES:
+      return self.dual_config(noise)
     simulations = self.simulations if simulations is None else simulations
     return mcgs_jax.SearchConfig(
         num_simulations=simulations, backup=self.search,
         solver=self.solver or (self.eval_solver and not noise),
         c_init=self.c_init, max_nodes=int(self.node_factor * (simulations + 1)),
         dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
-        dirichlet_alpha=self.dirichlet_alpha)
+        dirichlet_alpha=self.dirichlet_alpha, backup_window=self.backup_window,
+        eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay)
+
+  def dual_config(self, noise: bool = True):
+    """The `mcgs_jax.dual.DualConfig` of a 'dual' or 'mpv' run.
+
+    Self-play searches get root noise and epsilon-greedy; evaluation searches
+    get neither and keep the budgets b_S and b_L.
+
+    Args:
+      noise: self-play (True) or evaluation (False).
+
+    Returns:
+      The DualConfig of the small and the large search.
+    """
+    from mcgs_jax import dual  # pylint: disable=g-import-not-at-top
+
+    def one(simulations):
+      return mcgs_jax.SearchConfig(
+          num_simulations=simulations, backup=self.dual_backup, c_init=self.c_init,
+          max_nodes=simulations + 1,
+          dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
+          dirichlet_alpha=self.dirichlet_alpha, backup_window=self.backup_window,
+          eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay)
+
+    return dual.DualConfig(small=one(self.small_simulations), large=one(self.large_simulations),
+                           value_mix=self.value_mix, rounds=self.dual_rounds)
 
   def selfplay_config(self) -> selfplay.SelfPlayConfig:
     """The self-play settings of this run.
@@ -144,7 +197,9 @@ class TrainConfig:
     Returns:
       SelfPlayConfig with the self-play search (`search_config()`).
     """
-    return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=self.reuse_graph,
+    # A dual search keeps no graph between moves (two graphs, two networks).
+    reuse = self.reuse_graph and self.search not in TWO_SEARCHES
+    return selfplay.SelfPlayConfig(search=self.search_config(), reuse_graph=reuse,
                                    temperature=1.0, temperature_moves=self.temperature_moves,
                                    final_temperature=0.0,
                                    outcome_weight=self.outcome_weight,

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 import mcgs_jax
 from envs import base
+from mcgs_jax import dual
 from learning import example as example_lib
 
 
@@ -38,7 +39,9 @@ class SelfPlayConfig:
   """Self-play settings (static: hashable).
 
   Attributes:
-    search: the `SearchConfig` of every move's search. For self-play give it
+    search: the `SearchConfig` of every move's search, or a
+      `mcgs_jax.dual.DualConfig` (then `eval_fn` is a `DualEval` and no
+      graph is kept between moves). For self-play give it
       root noise (`dirichlet_fraction`, `dirichlet_alpha`) and, with reuse, a
       node capacity above the simulations (`max_nodes` 2-4x), since the kept
       subgraph takes part of it.
@@ -285,13 +288,21 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
   search_config = config.search
   batch = state.move_number.shape[0]
   init_rng, moves_rng = jax.random.split(rng)
-  graph = mcgs_jax.init(params, init_rng, state.env_state, env, eval_fn, search_config)
+  two_searches = isinstance(search_config, dual.DualConfig)
+  if two_searches:
+    graph = None   # each move's dual search builds its own two graphs
+  else:
+    graph = mcgs_jax.init(params, init_rng, state.env_state, env, eval_fn, search_config)
 
   def move(carry, move_rng):
     env_state, move_number, graph = carry
     search_rng, action_rng, reset_rng, reroot_rng = jax.random.split(move_rng, 4)
-    graph = mcgs_jax.run_simulations(params, search_rng, graph, env, eval_fn, search_config)
-    out = mcgs_jax.summarize(graph, search_config)
+    if two_searches:
+      out = dual.search(params, search_rng, env_state, env, eval_fn, search_config)
+      graph = out.graph
+    else:
+      graph = mcgs_jax.run_simulations(params, search_rng, graph, env, eval_fn, search_config)
+      out = mcgs_jax.summarize(graph, search_config)
     # A search without simulations leaves no visits: fall back to its prior.
     has_policy = out.action_weights.sum(axis=-1, keepdims=True) > 0
     policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])
@@ -303,7 +314,9 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     fresh = new_games(reset_rng, env, batch, config.opening_plies)
     env_state = _where(done, fresh, next_state)
     move_number = jnp.where(done, 0, move_number + 1)
-    if config.reuse_graph:
+    if two_searches:
+      graph, nodes_kept = None, jnp.int32(0)
+    elif config.reuse_graph:
       graph = mcgs_jax.reroot(params, reroot_rng, graph, action, env_state, env, eval_fn,
                               search_config)
       nodes_kept = jnp.where(done, 0, graph.nodes_used).sum()

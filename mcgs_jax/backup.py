@@ -166,11 +166,15 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
     leaf_value: f32, the value of the last edge for its parent's mover.
     config: SearchConfig.
     start: int32, first edge updated (0: the root; a disconnected exploration
-      trajectory leaves the line above its branch node alone).
+      trajectory leaves the line above its branch node alone); with
+      `config.backup_window` w > 0 at least length - w.
 
   Returns:
     The graph with node visits/value sums and edge visits/Q updated.
   """
+  if config.backup_window > 0:
+    # Sliding window: only the last `backup_window` edges take the value.
+    start = jnp.maximum(start, length - config.backup_window)
   if config.recomputes_values:
     return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start)
   max_depth = path_nodes.shape[0]

@@ -129,6 +129,15 @@ class SearchConfig:
     depth_i: the played move is the minimax over the stored graph to depth
       i (1 or 2) of the node values (`depth_i.py`), instead of the most
       visited move; `action_weights` stay the visit policy. 0 (default) off.
+    backup_window: sliding-window backup (Dual MCTS): a simulation updates
+      only the last w edges of its path (and their parent nodes), the w
+      nearest the leaf; the edges above keep their statistics, so PUCT
+      there keeps choosing the move it chose when they last changed.
+      0 (default) updates the whole path.
+    eps_decay: decay of the epsilon-greedy probability over a search: the
+      t-th simulation (t = simulations so far) explores with probability
+      eps_greedy * eps_decay^t (Dual MCTS's decay term for the exploration
+      the sliding window takes away). 1.0 (default) keeps eps_greedy.
 
   Raises:
     ValueError: on construction, for a value out of range or an unknown mode
@@ -177,6 +186,8 @@ class SearchConfig:
   expansion_policy: str = "all"
   expansion_threshold: float = 1.0
   depth_i: int = 0
+  backup_window: int = 0
+  eps_decay: float = 1.0
 
   def __post_init__(self):
     if self.backup not in BACKUP_MODES:
@@ -259,6 +270,10 @@ class SearchConfig:
                        f"expansion_policy='probability', got {self.expansion_threshold}")
     if self.depth_i not in (0, 1, 2):
       raise ValueError(f"depth_i must be 0 (off), 1 or 2, got {self.depth_i}")
+    if self.backup_window < 0:
+      raise ValueError(f"backup_window must be >= 0 (0: the whole path), got {self.backup_window}")
+    if not 0 < self.eps_decay <= 1:
+      raise ValueError(f"eps_decay must be in (0, 1], got {self.eps_decay}")
     if self.depth_i and self.visit_temperature > 0:
       raise ValueError("depth_i chooses the move by minimax; it cannot be combined with "
                        "visit_temperature > 0 (a drawn move)")

@@ -223,8 +223,11 @@ def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
     GREEDY or CONSTRAINT), the depth reached and the branch node.
   """
   mode_draw, greedy_draw, depth_draw = jax.random.uniform(rng, (3,))
+  eps = config.eps_greedy
+  if config.eps_decay != 1.0:
+    eps = eps * config.eps_decay ** graph.stats.simulations.astype(jnp.float32)
   mode = jnp.where(mode_draw < config.eps_constraint, CONSTRAINT,
-                   jnp.where(greedy_draw < config.eps_greedy, GREEDY, NO_EXPLORATION))
+                   jnp.where(greedy_draw < eps, GREEDY, NO_EXPLORATION))
   wanted = jnp.floor(-jnp.log2(1.0 - depth_draw) - 1.0).astype(jnp.int32)
   wanted = jnp.where(mode == NO_EXPLORATION, 0,
                      jnp.clip(wanted, 0, config.max_depth - 2))

@@ -17,10 +17,11 @@ from networks.adapter import (HEADS, NETWORKS, MLPEval, NetworkEval, apply, has_
                               make, mlp_eval, observation_shape)
 from networks.losses import alphazero_loss, kl_illegal_loss, make_optimizer
 from networks.mlp import MLP, init_params
+from networks.resmlp import DualHeadResMLP, NetworkPair, ResMLP
 from networks.resnet import DualHeadResNet, ResNet, SEResNet
 
 __all__ = [
-    "DualHeadResNet", "HEADS", "MLP", "MLPEval", "NETWORKS", "NetworkEval", "ResNet", "SEResNet",
+    "DualHeadResMLP", "DualHeadResNet", "HEADS", "NetworkPair", "ResMLP", "MLP", "MLPEval", "NETWORKS", "NetworkEval", "ResNet", "SEResNet",
     "alphazero_loss", "apply", "has_two_heads", "init", "init_params", "kl_illegal_loss",
     "losses", "make", "make_optimizer", "mlp_eval", "observation_shape",
 ]

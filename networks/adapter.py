@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from networks import mlp
+from networks import resmlp
 from networks import resnet
 
 NETWORKS = {
@@ -39,7 +40,11 @@ NETWORKS = {
     "resnet": resnet.ResNet,
     "seresnet": resnet.SEResNet,
     "dual": resnet.DualHeadResNet,
+    "resmlp": resmlp.ResMLP,
+    "dual_mlp": resmlp.DualHeadResMLP,
 }
+# Flat-input networks: any observation shape.
+_FLAT = ("mlp", "resmlp", "dual_mlp")
 HEADS = ("small", "large")
 
 
@@ -92,9 +97,9 @@ def has_two_heads(network: nn.Module) -> bool:
     network: a flax module.
 
   Returns:
-    bool, True for a `DualHeadResNet`.
+    bool, True for a `DualHeadResNet`, `DualHeadResMLP` or `NetworkPair`.
   """
-  return isinstance(network, resnet.DualHeadResNet)
+  return isinstance(network, (resnet.DualHeadResNet, resmlp.DualHeadResMLP, resmlp.NetworkPair))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,6 +165,9 @@ class NetworkEval:
     observation = self.observation(state)
     if self.head == "small":
       logits, value = apply(self.network, variables, observation, small_only=True)
+    elif isinstance(self.network, resmlp.NetworkPair):
+      # Two separate networks: the large one alone.
+      logits, value = apply(self.network, variables, observation, large_only=True)
     elif has_two_heads(self.network):
       _, (logits, value) = apply(self.network, variables, observation)
     else:
@@ -204,8 +212,9 @@ def make(name: str, env: Any, **kwargs) -> nn.Module:
   """The network `name` for `env`, with A = `env.num_actions`.
 
   Args:
-    name: 'mlp' (`MLP`), 'resnet' (`ResNet`), 'seresnet' (`SEResNet`) or
-      'dual' (`DualHeadResNet`).
+    name: 'mlp' (`MLP`), 'resnet' (`ResNet`), 'seresnet' (`SEResNet`),
+      'dual' (`DualHeadResNet`), 'resmlp' (`ResMLP`), 'dual_mlp'
+      (`DualHeadResMLP`) or 'pair' (`NetworkPair`, see `make_pair`).
     env: the game; its observation shape decides which networks fit.
     **kwargs: the network's other attributes (num_blocks, channels,
       hidden_sizes, ...); lists become tuples so the module stays hashable.
@@ -217,9 +226,11 @@ def make(name: str, env: Any, **kwargs) -> nn.Module:
     ValueError: unknown name, or a convolutional network for an env whose
       observation is not [H, W, C] planes.
   """
+  if name == "pair":
+    return make_pair(env, **kwargs)
   if name not in NETWORKS:
-    raise ValueError(f"unknown network {name!r}; known: {', '.join(NETWORKS)}")
-  if name != "mlp":
+    raise ValueError(f"unknown network {name!r}; known: {', '.join(NETWORKS)}, pair")
+  if name not in _FLAT:
     shape = observation_shape(env)
     if len(shape) != 3:
       raise ValueError(
@@ -227,3 +238,15 @@ def make(name: str, env: Any, **kwargs) -> nn.Module:
           f"{type(env).__name__} observations have shape {shape}; use 'mlp'")
   kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
   return NETWORKS[name](num_actions=env.num_actions, **kwargs)
+
+
+def make_pair(env: Any, kind: str = "resnet", small_blocks: int = 2, large_blocks: int = 4,
+              **kwargs) -> nn.Module:
+  """MPV-MCTS's two networks for `env` as one `NetworkPair`: `kind`
+  ('resnet' for board planes, 'resmlp' for flat vectors) with
+  `small_blocks` and `large_blocks` blocks (ResNet) or layers (ResMLP), the
+  other attributes (`channels` / `width`, ...) shared."""
+  depth = "num_blocks" if kind in ("resnet", "seresnet") else "num_layers"
+  small = make(kind, env, **{depth: small_blocks}, **kwargs)
+  large = make(kind, env, **{depth: large_blocks}, **kwargs)
+  return resmlp.NetworkPair(small=small, large=large)

@@ -1,0 +1,400 @@
+"""The Dual MCTS paper's table: AlphaZero vs MPV-MCTS vs Dual MCTS training.
+
+  python -m experiments.dual_mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
+  python -m experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
+  python -m experiments.dual_mcts --table            # the table over every cell run
+  python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
+
+One cell = (game, algorithm, backup, seed): `--steps` training steps of
+`experiments.train` (self-play, replay, updates); after each step the new
+network plays every earlier step's network (step 0: the untrained one) with
+the cell's own search, both colours, random openings; Elo (Bradley-Terry,
+step 0 at 0) and alpha-rank (`learning.alpharank`) are refitted over the
+agents of all steps so far. The alpha-rank score of step t is the
+alpha-rank mass of the agents that step t's agent does not lose to (mean
+score >= 0.4 against them); the cell converges at the first step whose score
+reaches 0.9; time to convergence = time per step x steps to convergence,
+time per step the median self-play + update time of the steps after the
+first (which compiles). Several seeds given at once share one process (and
+its compilations).
+
+Protocol (the seed paper's, scaled where noted): the networks are ResNets of
+4 layers x 64 (Connect-4: residual conv blocks, `--channels`; HSR and Nim:
+residual Dense layers, `networks.ResMLP`), MPV-MCTS's small network 2 layers,
+Dual MCTS's small head after the first 2 layers; b_S = 50, b_L = 35,
+AlphaZero 85 simulations; Dual MCTS adds the sliding-window backup (w =
+`mcgs_jax.dual.window_for(states)`) and epsilon-greedy 0.1 decaying by 0.97
+per simulation. `--backup` chooses the tree or the graph (MCGS) under every
+search.
+
+Outputs under OUT/GAME/ALGO_BACKUP_sSEED/: train/ (the resumable training
+run), snapshots/step_N.msgpack, games.csv (every game: a, b, score of a),
+steps.csv (step, time, Elo, alpha-rank), summary.json, steps.png.
+Rerunning the same command continues where it stopped.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+import jax
+import numpy as np
+
+from learning import agents
+from learning import alpharank
+from learning import arena
+from learning import checkpoint
+from learning import config as config_lib
+from learning import elo
+from learning import ground_truth
+from mcgs_jax import dual
+from experiments import train
+
+GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
+ALGOS = ("alphazero", "mpv", "dual")
+BACKUPS = ("tree", "mcgs")
+CONVERGED = 0.9
+NOT_LOSING_MARGIN = 0.1
+# States of each game, for the sliding window (HSR and Nim: counted by
+# `envs.exhaustive`; Connect-4: the known count of legal positions).
+STATES = {"hsr:4,4,16": 2072, "nim:3,20": 20, "connect4": 4_531_985_219_092}
+# The seed paper's table: (time per step, steps, time to convergence).
+SEED_TABLE = {
+    ("hsr:4,4,16", "alphazero"): (9.34, 8, 74.72), ("hsr:4,4,16", "mpv"): (12.38, 7, 86.66),
+    ("hsr:4,4,16", "dual"): (8.37, 8, 66.96),
+    ("nim:3,20", "alphazero"): (10.71, 7, 74.97), ("nim:3,20", "mpv"): (14.67, 6, 88.02),
+    ("nim:3,20", "dual"): (9.84, 7, 68.88),
+    ("connect4", "alphazero"): (18.71, 13, 243.23), ("connect4", "mpv"): (24.62, 10, 246.20),
+    ("connect4", "dual"): (15.32, 12, 183.84),
+}
+# Self-play and training per step, per game (scaled to a shared 2-core CPU).
+_STEP = {
+    "hsr:4,4,16": dict(games=64, moves_per_iteration=8, temperature_moves=8, opening_plies=2,
+                       batch_size=128, updates_per_iteration=48, min_replay=64),
+    "nim:3,20": dict(games=64, moves_per_iteration=10, temperature_moves=4, opening_plies=2,
+                     batch_size=128, updates_per_iteration=48, min_replay=64),
+    "connect4": dict(games=16, moves_per_iteration=14, temperature_moves=8, opening_plies=0,
+                     batch_size=128, updates_per_iteration=16, min_replay=64),
+}
+_OPENING_PLIES = {"hsr:4,4,16": 2, "nim:3,20": 2, "connect4": 4}
+
+
+def cell_config(game: str, algo: str, backup: str, seed: int, channels: int = 64,
+                small: int = 50, large: int = 35) -> config_lib.TrainConfig:
+  """The TrainConfig of one cell (see the module docstring)."""
+  flat = game != "connect4"
+  width = {"width": 64} if flat else {"channels": channels}
+  if algo == "alphazero":
+    network = "resmlp" if flat else "resnet"
+    kwargs = dict(width, **({"num_layers": 4} if flat else {"num_blocks": 4}))
+    search = dict(search=backup, simulations=small + large)
+  elif algo == "mpv":
+    network = "pair"
+    kwargs = dict(width, kind="resmlp" if flat else "resnet", small_blocks=2, large_blocks=4)
+    search = dict(search="mpv", dual_backup=backup)
+  else:
+    network = "dual_mlp" if flat else "dual"
+    kwargs = dict(width, small_head_after=2, **({"num_layers": 4} if flat else {"num_blocks": 4}))
+    search = dict(search="dual", dual_backup=backup, backup_window=dual.window_for(STATES[game]),
+                  eps_greedy=0.1, eps_decay=0.97)
+  return config_lib.replace(
+      config_lib.TrainConfig(), env=game, network=network, network_kwargs=kwargs,
+      small_simulations=small, large_simulations=large, eval_every=0, seed=seed,
+      learning_rate=1e-3, replay_capacity=20_000, node_factor=1.0, reuse_graph=False,
+      **_STEP[game], **search)
+
+
+def _read_csv(path):
+  if not os.path.exists(path):
+    return []
+  with open(path) as f:
+    return list(csv.DictReader(f))
+
+
+def _write_csv(path, rows, fields):
+  with open(path + ".tmp", "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+  os.replace(path + ".tmp", path)
+
+
+def cell_dir(out: str, game: str, algo: str, backup: str, seed: int) -> str:
+  return os.path.join(out, game.replace(":", "_").replace(",", "_"), f"{algo}_{backup}_s{seed}")
+
+
+def ratings(records, num_agents):
+  """(Elo [K], alpha-rank [K]) over agents 0..K-1 from (i, j, score) games."""
+  fit = elo.fit(records, num_agents, reference=0, num_bootstrap=0)
+  payoffs, _ = alpharank.payoff_matrix(records, num_agents)
+  return fit.elo, alpharank.stationary_distribution(payoffs)
+
+
+def alpharank_scores(payoffs: np.ndarray, ranks: np.ndarray,
+                     margin: float = NOT_LOSING_MARGIN) -> np.ndarray:
+  """f64[K]: the alpha-rank score of each agent, the alpha-rank mass of the
+  agents it does not lose to (mean score >= 0.5 - margin; the margin absorbs
+  the noise of a few games between equal agents)."""
+  holds = payoffs >= 0.5 - margin
+  return holds.astype(np.float64) @ ranks
+
+
+def summarize_steps(step_rows, records, truth=None):
+  """steps.csv rows with Elo and alpha-rank over every step so far (and the
+  raw policy's exact value-keeping rate, `truth` {step: rate}), and the
+  cell's summary (convergence step and times)."""
+  truth = truth or {}
+  num_agents = len(step_rows) + 1
+  elos, ranks = ratings(records, num_agents)
+  payoffs, _ = alpharank.payoff_matrix(records, num_agents)
+  cumulative = alpharank_scores(payoffs, ranks)
+  rows = []
+  for t in range(num_agents):
+    base = step_rows[t - 1] if t else dict(step=0, step_s="")
+    rows.append(dict(base, step=t, elo=round(float(elos[t]), 1),
+                     alpharank=round(float(ranks[t]), 4),
+                     alpharank_score=round(float(cumulative[t]), 4),
+                     keeps_value=truth.get(t)))
+  times = [float(r["step_s"]) for r in step_rows[1:]] or [float(r["step_s"]) for r in step_rows]
+  per_step = float(np.median(times)) if times else math.nan
+  converged = next((t for t in range(num_agents) if cumulative[t] >= CONVERGED), None)
+  exact = next((t for t in range(num_agents) if (truth.get(t) or 0) >= CONVERGED), None)
+  summary = dict(steps_run=len(step_rows), time_per_step=per_step, steps_to_converge=converged,
+                 time_to_converge=None if converged is None else per_step * converged,
+                 final_elo=float(elos[-1]), steps_to_exact=exact,
+                 final_keeps_value=truth.get(num_agents - 1))
+  return rows, summary
+
+
+def plot(directory, rows):
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  steps = [int(r["step"]) for r in rows]
+  fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+  ax1.plot(steps, [float(r["elo"]) for r in rows], marker="o")
+  ax1.set_xlabel("training step")
+  ax1.set_ylabel("Elo (step 0 = 0)")
+  ax2.plot(steps, [float(r["alpharank_score"]) for r in rows], marker="o", label="score")
+  ax2.plot(steps, [float(r["alpharank"]) for r in rows], marker=".", label="mass of the step")
+  ax2.axhline(CONVERGED, color="grey", linestyle="--")
+  ax2.set_xlabel("training step")
+  ax2.set_ylabel("alpha-rank")
+  ax2.legend()
+  fig.tight_layout()
+  fig.savefig(os.path.join(directory, "steps.png"))
+  plt.close(fig)
+
+
+def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, players="policy",
+             log=print):
+  """Runs (or continues) one cell up to `steps` training steps."""
+  directory = cell_dir(out, game, algo, backup, seed)
+  os.makedirs(os.path.join(directory, "snapshots"), exist_ok=True)
+  config = cell_config(game, algo, backup, seed, channels)
+  run = train.Run(os.path.join(directory, "train"), config)
+  try:
+    env, eval_fn = run.env, run.eval_fn
+    search_config = config.search_config(noise=False)
+    snapshot = lambda t: os.path.join(directory, "snapshots", f"step_{t:04d}.msgpack")
+    if not os.path.exists(snapshot(0)):
+      if int(run.state["iteration"]) != 0:
+        raise SystemExit(f"{directory}: the training run is past step 0 but step 0's "
+                         "snapshot is missing")
+      checkpoint.write_variables(snapshot(0), jax.device_get(run.state["variables"]))
+    last = int(run.state["iteration"])
+    if last and not os.path.exists(snapshot(last)):
+      # Stopped between the step's checkpoint and its snapshot.
+      checkpoint.write_variables(snapshot(last), jax.device_get(run.state["variables"]))
+    games_path = os.path.join(directory, "games.csv")
+    records = [(int(r["a"]), int(r["b"]), float(r["score"])) for r in _read_csv(games_path)]
+    done = {(a, b) for a, b, _ in records}
+    step_rows = [dict(step=int(r["iteration"]), step_s=float(r["selfplay_s"]) + float(r["train_s"]),
+                      loss=r.get("loss", "")) for r in run.rows]
+
+    truth_path = os.path.join(directory, "truth.csv")
+    truth = {int(r["step"]): float(r["keeps_value"]) for r in _read_csv(truth_path)}
+
+    def variables_of(t):
+      return checkpoint.read_variables(snapshot(t), jax.device_get(run.state["variables"]))
+
+    def agent(t):
+      if players == "policy":
+        # The network alone (the large head / network for mpv and dual).
+        return agents.PolicyAgent(eval_fn=eval_fn, params=variables_of(t), name=str(t))
+      return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables_of(t),
+                                config=search_config, name=str(t))
+
+    def keeps_value(t):
+      """Share of positions where step t's raw policy keeps the exact value."""
+      if game == "connect4":
+        return None
+      if t not in truth:
+        policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables_of(t), name=str(t))
+        truth[t] = ground_truth.evaluate(env, policy, jax.random.PRNGKey(t))["keeps_value"]
+        _write_csv(truth_path, [dict(step=k, keeps_value=v) for k, v in sorted(truth.items())],
+                   ["step", "keeps_value"])
+      return truth[t]
+
+    summary = None
+    while True:
+      t = len(step_rows)
+      # Games of step t (finished steps whose games a stop interrupted included).
+      if t > 0:
+        current = agent(t)
+        for previous in range(t):
+          if (t, previous) in done:
+            continue
+          result = arena.play_games(env, current, agent(previous),
+                                    jax.random.PRNGKey(seed * 100_003 + t * 1009 + previous),
+                                    games_per_pair, opening_plies=_OPENING_PLIES[game])
+          new = [(t, previous, (float(s) + 1) / 2) for s in result.scores]
+          records += new
+          done.add((t, previous))
+          _write_csv(games_path, [dict(a=a, b=b, score=s) for a, b, s in records],
+                     ["a", "b", "score"])
+        for step in range(t + 1):
+          keeps_value(step)
+        rows, summary = summarize_steps(step_rows, records, truth)
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+        _write_csv(os.path.join(directory, "steps.csv"), rows, fields)
+        with open(os.path.join(directory, "summary.json"), "w") as f:
+          json.dump(dict(summary, game=game, algo=algo, backup=backup, seed=seed,
+                         channels=channels if game == "connect4" else None,
+                         games_per_pair=games_per_pair), f, indent=1)
+        plot(directory, rows)
+        log(f"{directory} step {t}: {json.dumps(rows[-1])}")
+      if t >= steps:
+        break
+      row = run.step()
+      checkpoint.write_variables(snapshot(t + 1), jax.device_get(run.state["variables"]))
+      step_rows.append(dict(step=row["iteration"], step_s=row["selfplay_s"] + row["train_s"],
+                            loss=row.get("loss")))
+    return summary
+  finally:
+    run.close()
+
+
+def table(out: str) -> str:
+  """The Markdown table over every cell under `out`: mean and spread over
+  seeds, beside the seed paper's numbers."""
+  cells = {}
+  for root, _, files in os.walk(out):
+    if "summary.json" in files:
+      with open(os.path.join(root, "summary.json")) as f:
+        s = json.load(f)
+      cells.setdefault((s["game"], s["backup"], s["algo"]), []).append(s)
+  lines = ["| game | backup | algorithm | seeds | steps run | time/step s | steps to conv. | "
+           "time to conv. s | steps to 90% exact | final exact | "
+           "seed paper: time/step, steps, time to conv. |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+  def spread(values, digits):
+    values = [v for v in values if v is not None]
+    if not values:
+      return "-"
+    mean = np.mean(values)
+    if len(values) == 1:
+      return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+  def exact_cell(runs):
+    if all(r.get("final_keeps_value") is None for r in runs):
+      return "-"
+    reached = [r["steps_to_exact"] for r in runs if r.get("steps_to_exact") is not None]
+    return f"{spread(reached, 1)} ({len(reached)}/{len(runs)})"
+
+  rows = []
+  for (game, backup, algo), runs in sorted(cells.items(),
+                                           key=lambda kv: (GAMES.index(kv[0][0]), kv[0][1],
+                                                           ALGOS.index(kv[0][2]))):
+    converged = [r for r in runs if r["steps_to_converge"] is not None]
+    paper = SEED_TABLE.get((game, algo))
+    rows.append(dict(game=game, backup=backup, algo=algo, seeds=len(runs),
+                     time_per_step=np.mean([r["time_per_step"] for r in runs]),
+                     steps=np.mean([r["steps_to_converge"] for r in converged]) if converged
+                     else None))
+    lines.append(
+        f"| {game} | {backup} | {algo} | {len(runs)} | {min(r['steps_run'] for r in runs)} | "
+        f"{spread([r['time_per_step'] for r in runs], 2)} | "
+        f"{spread([r['steps_to_converge'] for r in runs], 1)} "
+        f"({len(converged)}/{len(runs)}) | {spread([r['time_to_converge'] for r in runs], 2)} | "
+        f"{exact_cell(runs)} | "
+        f"{spread([r.get('final_keeps_value') for r in runs], 2)} | "
+        f"{paper[0]}, {paper[1]}, {paper[2]} |")
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(out, "table.md"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+  return "\n".join(lines)
+
+
+def bench_search(game: str, backup: str, batch: int, channels: int, rounds: int = 5) -> str:
+  """Wall time of one jitted search (a batch of `batch` initial positions) of
+  each algorithm with its untrained network, the three interleaved per round
+  (medians over `rounds`): the per-move cost behind a step's self-play."""
+  import time  # pylint: disable=g-import-not-at-top
+  search_fns = {}
+  for algo in ALGOS:
+    config = cell_config(game, algo, backup, 0, channels)
+    env, network, eval_fn = train.build_network(config)
+    variables = train.init_variables(network, env, jax.random.PRNGKey(0))
+    agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+                               config=config.search_config(noise=False))
+    states = env.init(jax.random.PRNGKey(1), batch_size=batch)
+    agent.act(jax.random.PRNGKey(2), states)   # compiles
+    search_fns[algo] = (agent, states)
+  times = {algo: [] for algo in ALGOS}
+  for r in range(rounds):
+    for algo, (agent, states) in search_fns.items():
+      start = time.perf_counter()
+      agent.act(jax.random.PRNGKey(3 + r), states)
+      times[algo].append(time.perf_counter() - start)
+  base = np.median(times["alphazero"])
+  lines = [f"{game}, backup {backup}, {batch} games per call, medians of {rounds} interleaved "
+           "rounds", "| algorithm | ms per search | vs AlphaZero |", "|---|---|---|"]
+  for algo in ALGOS:
+    median = np.median(times[algo])
+    lines.append(f"| {algo} | {1000 * median:.1f} | {median / base:.2f} |")
+  return "\n".join(lines)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--game", choices=GAMES)
+  parser.add_argument("--algo", choices=ALGOS)
+  parser.add_argument("--backup", choices=BACKUPS, default="tree")
+  parser.add_argument("--seed", type=int, nargs="+", default=[0])
+  parser.add_argument("--steps", type=int, default=15, help="training steps per cell")
+  parser.add_argument("--games-per-pair", type=int, default=16,
+                      help="games between each pair of steps' agents (even)")
+  parser.add_argument("--channels", type=int, default=64, help="Connect-4 ResNet channels")
+  parser.add_argument("--players", choices=("policy", "search"), default="policy",
+                      help="what plays the ranking games: each step's raw network "
+                      "(default) or its search")
+  parser.add_argument("--out", default="results/dual_mcts")
+  parser.add_argument("--table", action="store_true", help="print the table of the cells run")
+  parser.add_argument("--bench", action="store_true",
+                      help="time one search of each algorithm (--game, --backup, --batch)")
+  parser.add_argument("--batch", type=int, default=16, help="--bench: games per search call")
+  args = parser.parse_args(argv)
+  if args.table:
+    print(table(args.out))
+    return
+  if args.bench:
+    print(bench_search(args.game, args.backup, args.batch, args.channels))
+    return
+  if args.game is None or args.algo is None:
+    parser.error("--game and --algo are needed (or --table)")
+  for seed in args.seed:
+    summary = run_cell(args.out, args.game, args.algo, args.backup, seed, args.steps,
+                       args.games_per_pair, args.channels, args.players)
+    print(json.dumps(dict(summary, game=args.game, algo=args.algo, backup=args.backup,
+                          seed=seed)), flush=True)
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])
