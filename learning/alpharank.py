@@ -30,7 +30,19 @@ import numpy as np
 
 def fixation_probability(payoffs: np.ndarray, resident: int, mutant: int, alpha: float,
                          population: int) -> float:
-  """rho(resident -> mutant), the module docstring's formula."""
+  """rho(resident -> mutant), the module docstring's formula.
+
+  Args:
+    payoffs: [K, K], payoffs[i, j] agent i's mean score against agent j.
+    resident: s, the agent of the monomorphic population.
+    mutant: r, the agent of the mutant.
+    alpha: the selection intensity.
+    population: m, the number of individuals.
+
+  Returns:
+    The probability that one mutant r takes over a population of s; 0.0
+    where it is below about exp(-700) (the sum would overflow).
+  """
   m = population
   s, r = resident, mutant
   k = np.arange(1, m, dtype=np.float64)
@@ -46,7 +58,20 @@ def fixation_probability(payoffs: np.ndarray, resident: int, mutant: int, alpha:
 
 def transition_matrix(payoffs: np.ndarray, alpha: float = 10.0,
                       population: int = 50) -> np.ndarray:
-  """C [K, K], the Markov chain over monomorphic populations."""
+  """The Markov chain over monomorphic populations.
+
+  Args:
+    payoffs: [K, K], payoffs[i, j] agent i's mean score against agent j.
+    alpha: the selection intensity.
+    population: m, the number of individuals.
+
+  Returns:
+    C f64[K, K], row-stochastic: C[s, r] = rho(s -> r) / (K - 1) for r != s,
+    C[s, s] = 1 - sum_r C[s, r].
+
+  Raises:
+    ValueError: `payoffs` not a non-empty square matrix, or `population` < 2.
+  """
   payoffs = np.asarray(payoffs, np.float64)
   num = payoffs.shape[0]
   if payoffs.shape != (num, num) or num < 1:
@@ -66,7 +91,20 @@ def transition_matrix(payoffs: np.ndarray, alpha: float = 10.0,
 
 def stationary_distribution(payoffs: np.ndarray, alpha: float = 10.0,
                             population: int = 50) -> np.ndarray:
-  """pi [K]: the alpha-rank masses of the K agents (sum 1)."""
+  """The alpha-rank masses of the K agents.
+
+  Args:
+    payoffs: [K, K], payoffs[i, j] agent i's mean score against agent j.
+    alpha: the selection intensity.
+    population: m, the number of individuals.
+
+  Returns:
+    pi f64[K], the stationary distribution of `transition_matrix` (>= 0,
+    sum 1).
+
+  Raises:
+    ValueError: as `transition_matrix`.
+  """
   chain = transition_matrix(payoffs, alpha, population)
   num = chain.shape[0]
   # pi (C - I) = 0 with sum(pi) = 1, solved by least squares (exact when
@@ -80,9 +118,18 @@ def stationary_distribution(payoffs: np.ndarray, alpha: float = 10.0,
 
 
 def payoff_matrix(records, num_agents: int) -> tuple[np.ndarray, np.ndarray]:
-  """(payoffs [K, K], games [K, K]) from (i, j, score of i) records: the
-  mean score of i against j (0.5 where they never met, and on the
-  diagonal)."""
+  """The payoff matrix of K agents from the results of their games.
+
+  Args:
+    records: iterable of (i, j, score): agents i and j in 0..K-1, score of i
+      in [0, 1] (1 win, 0.5 draw, 0 loss); j scores 1 - score.
+    num_agents: K.
+
+  Returns:
+    (payoffs, games): payoffs f64[K, K], the mean score of i against j (0.5
+    where they never met, and on the diagonal); games f64[K, K], the number
+    of games between i and j (symmetric).
+  """
   total = np.zeros((num_agents, num_agents))
   games = np.zeros((num_agents, num_agents))
   for i, j, score in records:

@@ -68,7 +68,16 @@ class DualEval:
   large: Any
 
   def __call__(self, params: Any, rng: chex.PRNGKey, state: Any):
-    """f_L: where one evaluator is wanted (the raw policy), the large one."""
+    """f_L: where one evaluator is wanted (the raw policy), the large one.
+
+    Args:
+      params: network parameters, passed to `large`.
+      rng: a PRNG key.
+      state: a batch of env states [B].
+
+    Returns:
+      (logits f32[B, A], value f32[B]), `large`'s evaluation.
+    """
     return self.large(params, rng, state)
 
 
@@ -110,6 +119,7 @@ class DualConfig:
 
   @property
   def visit_temperature(self) -> float:
+    """T_L's `visit_temperature` (the played move is T_L's)."""
     return self.large.visit_temperature
 
 
@@ -125,9 +135,17 @@ def _round_config(config: config_lib.SearchConfig, share: int) -> config_lib.Sea
 
 
 def parents(graph: graph_lib.Graph) -> tuple[chex.Array, chex.Array]:
-  """ONE game's parent pointers: (node int32[N], action int32[N]) of the
-  lowest-index parent edge of each node, -1 for the root and free nodes.
-  Lower indices are older nodes, so following them reaches the root."""
+  """ONE game's parent pointers, the lowest-index parent edge of each node.
+
+  Lower indices are older nodes, so following them reaches the root.
+
+  Args:
+    graph: ONE game's Graph (node tensors [N, ...], child int32[N, A]).
+
+  Returns:
+    (node, action): node int32[N] and action int32[N] of each node's
+    lowest-index parent edge, -1 for the root and free nodes.
+  """
   num_nodes, num_actions = graph.child.shape
   code = (jnp.arange(num_nodes, dtype=jnp.int32)[:, None] * num_actions
           + jnp.arange(num_actions, dtype=jnp.int32)[None, :])
@@ -140,8 +158,16 @@ def parents(graph: graph_lib.Graph) -> tuple[chex.Array, chex.Array]:
 
 
 def key_match(small: graph_lib.Graph, large: graph_lib.Graph) -> tuple[chex.Array, chex.Array]:
-  """ONE game: for each node of `small`, (found bool[N_S], index int32[N_S])
-  of a stored node of `large` with the same key."""
+  """ONE game: for each node of `small`, a stored node of `large` with its key.
+
+  Args:
+    small: ONE game's T_S (key uint32[N_S, 2]).
+    large: ONE game's T_L (key uint32[N_L, 2]).
+
+  Returns:
+    (found, index): found bool[N_S], whether a used node of `large` has the
+    same key; index int32[N_S], the lowest such node of `large` (0 where none).
+  """
   used = jnp.arange(large.visits.shape[0]) < large.stats.nodes_used
   same = jnp.all(small.key[:, None, :] == large.key[None, :, :], axis=-1) & used[None, :]
   return jnp.any(same, axis=1), jnp.argmax(same, axis=1).astype(jnp.int32)
@@ -205,9 +231,19 @@ def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node
 
 
 def share_states(small: graph_lib.Graph, large: graph_lib.Graph) -> graph_lib.Graph:
-  """ONE game: the nodes of T_S whose state T_L holds take T_L's prior and
-  value (the shared-state rule); their value sums move by the change of
-  their own evaluation."""
+  """ONE game: the nodes of T_S whose state T_L holds take T_L's evaluation.
+
+  The shared-state rule: such a node takes T_L's prior and value, and its
+  value sum moves by the change of its own evaluation.
+
+  Args:
+    small: ONE game's T_S [N_S, A].
+    large: ONE game's T_L [N_L, A].
+
+  Returns:
+    T_S [N_S, A] with `prior`, `nn_value` and `value_sum` updated on the
+    nodes `key_match` finds in T_L.
+  """
   found, match = key_match(small, large)
   value = jnp.where(found, large.nn_value[match], small.nn_value)
   return small.replace(
@@ -255,7 +291,23 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
 
 def run(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEval,
         config: DualConfig) -> tuple[graph_lib.Graph, graph_lib.Graph]:
-  """Both searches from the batch of states [B]; returns (T_S, T_L) [B, N, A]."""
+  """Both searches from the batch of states [B] (see the module docstring).
+
+  Args:
+    params: network parameters, passed to both evaluators (and the model).
+    rng: a PRNG key.
+    state: a batch of env states (pgx fields plus `key` uint32[B, 2]).
+    env: an env of this project or a `mcgs_jax.Model`. Static (hashable).
+    eval_fn: `DualEval`, f_S and f_L. Static (hashable).
+    config: `DualConfig`. Static.
+
+  Returns:
+    (small, large): the Graphs of T_S and T_L, each [B, N, A] (N the node
+    capacity of its own SearchConfig).
+
+  Raises:
+    ValueError: (at trace time) an unbatched state (see `search.init`).
+  """
   model = model_lib.as_model(env)
   small_rng, large_rng, sims_rng = jax.random.split(rng, 3)
   small = _init(params, small_rng, state, model, eval_fn.small, config.small)
@@ -275,12 +327,25 @@ def run(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEval,
 
 def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEval,
            config: DualConfig) -> policies.SearchOutput:
-  """A dual search from every state of the batch [B] (see the module
-  docstring). Jit with `static_argnames=("env", "eval_fn", "config")`.
+  """A dual search from every state of the batch [B] (see the module docstring).
+
+  Jit with `static_argnames=("env", "eval_fn", "config")`.
+
+  Args:
+    params: network parameters, passed to both evaluators (and the model).
+    rng: a PRNG key.
+    state: a batch of env states (pgx fields plus `key` uint32[B, 2]).
+    env: an env of this project or a `mcgs_jax.Model`. Static (hashable).
+    eval_fn: `DualEval`, f_S and f_L, each `(params, rng, state [B]) ->
+      (logits [B, A], value [B])`. Static (hashable).
+    config: `DualConfig`. Static.
 
   Returns:
     SearchOutput of T_L (its move, policy and values; `graph` is T_L), the
-    counters summed over both searches.
+    counters summed over both searches; fields with leading dimension B.
+
+  Raises:
+    ValueError: (at trace time) an unbatched state (see `search.init`).
   """
   run_rng, out_rng = jax.random.split(rng)
   small, large = run(params, run_rng, state, env, eval_fn, config)
@@ -289,7 +354,16 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEv
 
 
 def window_for(num_states: float, minimum: int = 2) -> int:
-  """The sliding window for a game of `num_states` states: ceil(log10 S),
-  at least `minimum` (the seed paper's "small for Nim, growing with the
-  logarithm of the state space"; the base is this library's choice)."""
+  """The sliding window for a game of S states.
+
+  The seed paper's "small for Nim, growing with the logarithm of the state
+  space"; the base is this library's choice.
+
+  Args:
+    num_states: S, the number of states of the game.
+    minimum: the smallest window returned.
+
+  Returns:
+    max(minimum, ceil(log10 S)).
+  """
   return max(minimum, math.ceil(math.log10(max(num_states, 1.0))))

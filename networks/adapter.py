@@ -242,10 +242,22 @@ def make(name: str, env: Any, **kwargs) -> nn.Module:
 
 def make_pair(env: Any, kind: str = "resnet", small_blocks: int = 2, large_blocks: int = 4,
               **kwargs) -> nn.Module:
-  """MPV-MCTS's two networks for `env` as one `NetworkPair`: `kind`
-  ('resnet' for board planes, 'resmlp' for flat vectors) with
-  `small_blocks` and `large_blocks` blocks (ResNet) or layers (ResMLP), the
-  other attributes (`channels` / `width`, ...) shared."""
+  """MPV-MCTS's two networks for `env` as one `NetworkPair`.
+
+  Args:
+    env: the game; its observation shape decides which networks fit.
+    kind: the network of both, a name of `make` with one head and a depth
+      ('resnet' or 'seresnet' for board planes, 'resmlp' for flat vectors).
+    small_blocks: blocks (ResNet) or layers (ResMLP) of the small network.
+    large_blocks: blocks or layers of the large network.
+    **kwargs: the other attributes (`channels` / `width`, ...), shared.
+
+  Returns:
+    The `NetworkPair` (unbound; `init` gives its variables).
+
+  Raises:
+    ValueError: what `make` raises for `kind` and `env`.
+  """
   depth = "num_blocks" if kind in ("resnet", "seresnet") else "num_layers"
   small = make(kind, env, **{depth: small_blocks}, **kwargs)
   large = make(kind, env, **{depth: large_blocks}, **kwargs)

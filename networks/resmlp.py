@@ -49,7 +49,15 @@ class ResMLP(nn.Module):
 
   @nn.compact
   def __call__(self, observation: chex.Array, train: bool = False):
-    """observation [B, ...] -> (logits f32[B, A], value f32[B])."""
+    """Evaluates a batch of observations.
+
+    Args:
+      observation: [B, ...] (bool or float), flattened to [B, D].
+      train: unused (no BatchNorm); accepted like the other networks.
+
+    Returns:
+      (logits f32[B, A] unmasked, value f32[B] in [-1, 1]).
+    """
     del train
     x = nn.relu(nn.Dense(self.width, name="stem")(_flat(observation)))
     for i in range(self.num_layers):
@@ -72,8 +80,20 @@ class DualHeadResMLP(nn.Module):
 
   @nn.compact
   def __call__(self, observation: chex.Array, train: bool = False, small_only: bool = False):
-    """observation [B, ...] -> ((small_logits, small_value), (large_logits,
-    large_value)), or (small_logits, small_value) when `small_only`."""
+    """Evaluates a batch of observations with both heads, or the small one.
+
+    Args:
+      observation: [B, ...] (bool or float), flattened to [B, D].
+      train: unused (no BatchNorm); accepted like the other networks.
+      small_only: run only the layers under the small head.
+
+    Returns:
+      ((small_logits f32[B, A], small_value f32[B]), (large_logits f32[B, A],
+      large_value f32[B])), or (small_logits, small_value) when `small_only`.
+
+    Raises:
+      ValueError: (at trace time) `small_head_after` outside 0..num_layers.
+    """
     del train
     if not 0 <= self.small_head_after <= self.num_layers:
       raise ValueError(f"DualHeadResMLP needs 0 <= small_head_after <= num_layers, got "
@@ -108,9 +128,19 @@ class NetworkPair(nn.Module):
   @nn.compact
   def __call__(self, observation: chex.Array, train: bool = False, small_only: bool = False,
                large_only: bool = False):
-    """observation [B, ...] -> ((small_logits, small_value), (large_logits,
-    large_value)), or one network's outputs alone with `small_only` /
-    `large_only` (the other is not run)."""
+    """Evaluates a batch of observations with both networks, or one of them.
+
+    Args:
+      observation: [B, ...], as both networks take it.
+      train: passed to both networks (BatchNorm statistics).
+      small_only: run only the small network.
+      large_only: run only the large network (wins over `small_only`).
+
+    Returns:
+      ((small_logits f32[B, A], small_value f32[B]), (large_logits f32[B, A],
+      large_value f32[B])), or one network's (logits, value) alone with
+      `small_only` / `large_only` (the other is not run).
+    """
     if large_only:
       return self.large(observation, train=train)
     small = self.small(observation, train=train)
