@@ -18,7 +18,7 @@ time per step the median self-play + update time of the steps after the
 first (which compiles). Several seeds given at once share one process (and
 its compilations).
 
-Protocol (the seed paper's, scaled where noted): the networks are ResNets of
+Protocol (the Dual MCTS paper's, scaled where noted): the networks are ResNets of
 4 layers x 64 (Connect-4: residual conv blocks, `--channels`; HSR and Nim:
 residual Dense layers, `networks.ResMLP`), MPV-MCTS's small network 2 layers,
 Dual MCTS's small head after the first 2 layers; b_S = 50, b_L = 35,
@@ -61,7 +61,7 @@ NOT_LOSING_MARGIN = 0.1
 # States of each game, for the sliding window (HSR and Nim: counted by
 # `envs.exhaustive`; Connect-4: the known count of legal positions).
 STATES = {"hsr:4,4,16": 2072, "nim:3,20": 20, "connect4": 4_531_985_219_092}
-# The seed paper's table: (time per step, steps, time to convergence).
+# The Dual MCTS paper's table: (time per step, steps, time to convergence).
 SEED_TABLE = {
     ("hsr:4,4,16", "alphazero"): (9.34, 8, 74.72), ("hsr:4,4,16", "mpv"): (12.38, 7, 86.66),
     ("hsr:4,4,16", "dual"): (8.37, 8, 66.96),
@@ -280,7 +280,7 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, pla
 
 def table(out: str) -> str:
   """The Markdown table over every cell under `out`: mean and spread over
-  seeds, beside the seed paper's numbers."""
+  seeds, beside the Dual MCTS paper's numbers."""
   cells = {}
   for root, _, files in os.walk(out):
     if "summary.json" in files:
@@ -289,7 +289,7 @@ def table(out: str) -> str:
       cells.setdefault((s["game"], s["backup"], s["algo"]), []).append(s)
   lines = ["| game | backup | algorithm | seeds | steps run | time/step s | steps to conv. | "
            "time to conv. s | steps to 90% exact | final exact | "
-           "seed paper: time/step, steps, time to conv. |",
+           "Dual MCTS paper: time/step, steps, time to conv. |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
 
   def spread(values, digits):

@@ -26,7 +26,7 @@ root, built from the engine's own pieces (`search.init`, `run_simulations`,
   value are T_L's (`policies.summarize`); the counters are both searches'
   sums.
 
-Dual MCTS (the seed paper) is this search with ONE two-head network (f_S its
+Dual MCTS (the paper) is this search with ONE two-head network (f_S its
 small head, f_L the whole network) and, in both searches, the sliding-window
 backup (`SearchConfig.backup_window`) with epsilon-greedy exploration that
 decays over the search (`eps_greedy`, `eps_decay`); MPV-MCTS is the same
@@ -356,7 +356,7 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEv
 def window_for(num_states: float, minimum: int = 2) -> int:
   """The sliding window for a game of S states.
 
-  The seed paper's "small for Nim, growing with the logarithm of the state
+  The Dual MCTS paper's "small for Nim, growing with the logarithm of the state
   space"; the base is this library's choice.
 
   Args:
