@@ -39,7 +39,8 @@ Elo: `learning.elo.fit` of each match (two players, the mcgs side at 0) with
 a bootstrap 95% interval. Stats per search (means over the agent's searches):
 network evaluations, simulations, nodes stored, bytes in use (nodes times
 the bytes of a node with its edges, plus the hash table) and ms per move
-(batch wall time divided by the batch).
+(batch wall time divided by the batch, the agent's first call, which may
+compile, left out).
 
 Resumable: every finished match appends its games to OUT/games.csv and its
 summary to OUT/matches.csv; a match already there is skipped when the command
@@ -98,8 +99,8 @@ ABLATIONS = {
 ABLATIONS["all"] = {k: v for switches in ABLATIONS.values() for k, v in switches.items()}
 STATS = ("nn_evals", "simulations", "nodes", "bytes", "ms_per_move", "max_nn_evals",
          "overflows")
-MATCH_FIELDS = (("part", "env", "network", "a", "b", "budget_a", "budget_b", "games", "wins",
-                 "draws", "losses", "score", "elo", "elo_low", "elo_high")
+MATCH_FIELDS = (("part", "env", "network", "a", "b", "budget_a", "budget_b", "games",
+                 "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high")
                 + tuple(f"{side}_{s}" for side in ("a", "b") for s in STATS))
 GAME_FIELDS = ("part", "env", "network", "a", "b", "game", "score")
 MEMORY_FIELDS = ("env", "network", "mode", "simulations", "nn_evals", "nodes", "bytes_in_use",
@@ -284,8 +285,11 @@ class MeasuredAgent(agents.SearchAgent):
     elapsed = time.perf_counter() - start
     stats = {k: np.asarray(v) for k, v in stats.items()}
     tally = self.tally
+    # The first call may compile: it is left out of the time per move.
+    if "searches" in tally:
+      tally["timed_searches"] = tally.get("timed_searches", 0) + len(actions)
+      tally["seconds"] = tally.get("seconds", 0.0) + elapsed
     tally["searches"] = tally.get("searches", 0) + len(actions)
-    tally["seconds"] = tally.get("seconds", 0.0) + elapsed
     for k, v in stats.items():
       tally[k] = tally.get(k, 0) + int(v.sum())
     tally["max_nn_evals"] = max(tally.get("max_nn_evals", 0), int(stats["nn_evals"].max()))
@@ -299,8 +303,9 @@ class MeasuredAgent(agents.SearchAgent):
     nodes = t.get("nodes", 0) / n
     return dict(nn_evals=round(t.get("nn_evals", 0) / n, 2),
                 simulations=round(t.get("simulations", 0) / n, 2), nodes=round(nodes, 2),
-                bytes=round(nodes * per_node + table), ms_per_move=round(1e3 * t.get(
-                    "seconds", 0.0) / n, 3), max_nn_evals=t.get("max_nn_evals", 0),
+                bytes=round(nodes * per_node + table),
+                ms_per_move=round(1e3 * t.get("seconds", 0.0)
+                                  / max(t.get("timed_searches", 0), 1), 3), max_nn_evals=t.get("max_nn_evals", 0),
                 overflows=t.get("overflows", 0))
 
 
@@ -389,7 +394,8 @@ def equal_evals(setting: Setting, modes, budgets, part: str = "evals", out: str 
       if (part, setting.env.id, setting.network, a_name, b_name) in done:
         continue
       a = make_agent(setting, budget_config(mode, budget, setting.simulations_per_eval), a_name)
-      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval), b_name)
+      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval),
+                     b_name)
       rows.append(play_match(setting, part, a, b, budget, budget, seed, out))
       _print_row(rows[-1])
   return rows
@@ -444,11 +450,12 @@ def budget_for_time(budgets, ms, target_ms: float) -> int:
 
 
 def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: int = 0,
-               grid_factor: int = 4) -> list[dict]:
+               grid_factor: int = 2) -> list[dict]:
   """Each mode at the budget that takes mcgs@E's time per move, against
   mcgs@E, per E in `budgets`."""
   grid = sorted(set(budgets) | {grid_factor * max(budgets)} | {max(1, min(budgets) // 2)})
-  configs = {(mode, b): budget_config(mode, b, setting.simulations_per_eval) for mode in modes for b in grid}
+  configs = {(mode, b): budget_config(mode, b, setting.simulations_per_eval)
+             for mode in modes for b in grid}
   ms = time_per_move(setting, configs, seed=seed)
   if out:
     append_csv(os.path.join(out, "timing.csv"),
@@ -465,8 +472,10 @@ def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: i
       a_name, b_name = f"{mode}@{mode_budget}", f"{REFERENCE}@{budget}"
       if ("time", setting.env.id, setting.network, a_name, b_name) in done:
         continue
-      a = make_agent(setting, budget_config(mode, mode_budget, setting.simulations_per_eval), a_name)
-      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval), b_name)
+      a = make_agent(setting, budget_config(mode, mode_budget, setting.simulations_per_eval),
+                     a_name)
+      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval),
+                     b_name)
       rows.append(play_match(setting, "time", a, b, mode_budget, budget, seed, out))
       _print_row(rows[-1])
   return rows
