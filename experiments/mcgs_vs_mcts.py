@@ -609,6 +609,22 @@ def write_plots(out: str, docs: str | None) -> list[str]:
   return written
 
 
+def match_table(rows: list[dict]) -> str:
+  """Match rows as a Markdown table (the docs' format)."""
+  lines = ["| env | network | a | b | games | W-D-L (a) | Elo of a [95%] | evals a / b | "
+           "nodes a / b | KiB a / b | ms/move a / b |", "|" + "---|" * 11]
+  for r in rows:
+    lines.append(
+        f"| {r['env']} | {r['network']} | {r['a']} | {r['b']} | {r['games']} | "
+        f"{r['wins']}-{r['draws']}-{r['losses']} | {_num(r['elo']):+.0f} "
+        f"[{_num(r['elo_low']):+.0f}, {_num(r['elo_high']):+.0f}] | "
+        f"{_num(r['a_nn_evals']):.1f} / {_num(r['b_nn_evals']):.1f} | "
+        f"{_num(r['a_nodes']):.1f} / {_num(r['b_nodes']):.1f} | "
+        f"{_num(r['a_bytes']) / 1024:.1f} / {_num(r['b_bytes']) / 1024:.1f} | "
+        f"{_num(r['a_ms_per_move']):.1f} / {_num(r['b_ms_per_move']):.1f} |")
+  return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------- main
 
 
@@ -679,6 +695,12 @@ def main(argv=None):
   if args.part in ("evals", "time", "ablation", "nim", "plots"):
     for path in write_plots(out, args.docs):
       print(path)
+  if args.part == "plots":
+    rows = read_csv(os.path.join(out, "matches.csv"))
+    for part in ("evals", "time", "ablation", "nim"):
+      mine = [r for r in rows if r["part"] == part]
+      if mine:
+        print(f"\n{part}:\n{match_table(mine)}")
 
 
 if __name__ == "__main__":

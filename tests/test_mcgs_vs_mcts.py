@@ -87,3 +87,14 @@ def test_connect4_searches_spend_exactly_the_budget():
             for m, s in mvm.pons_data.read_columns("L1_R3") if m in
             mvm.connect4_openings(2)]
   assert all(abs(s) <= 2 for s in scores)
+
+
+@pytest.mark.slow
+def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting):
+  rows = mvm.equal_time(nim_setting, ["mcgs", "tree"], [4])
+  assert len(rows) == 1
+  row = rows[0]
+  assert row["part"] == "time" and row["b"] == "mcgs@4" and row["budget_b"] == 4
+  assert row["a"] == f"tree@{row['budget_a']}" and 1 <= row["budget_a"] <= 32
+  assert row["a_max_nn_evals"] <= row["budget_a"] and row["b_max_nn_evals"] <= 4
+  assert row["a_ms_per_move"] > 0 and row["b_ms_per_move"] > 0
