@@ -1,0 +1,707 @@
+"""MCGS against MCTS with trained evaluators: Elo at equal network
+evaluations and at equal time, memory, move accuracy and an ablation.
+
+  python -m experiments.mcgs_vs_mcts --part evals     # Elo vs evaluations per move
+  python -m experiments.mcgs_vs_mcts --part time      # Elo at equal time per move
+  python -m experiments.mcgs_vs_mcts --part memory    # nodes and bytes per search
+  python -m experiments.mcgs_vs_mcts --part accuracy  # Pons sets, move accuracy
+  python -m experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
+  python -m experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
+  python -m experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
+  common flags: --network shipped|weak --budgets 32 64 128 256 --openings 128
+                --out results/mcgs_vs_mcts --docs docs/mcgs_vs_mcts
+
+Searches are `SearchConfig` backup modes: `mcgs` (the graph with corrected
+backpropagation, the reference of every match), `tree` (AlphaZero MCTS),
+`tt_cache` (a tree reusing network results of transpositions) and `katago`.
+Every agent plays deterministically (most visited move, no root noise).
+
+* Equal evaluations: budget `max_nn_evals = E` per move (the root's
+  evaluation included), `num_simulations = 4 E` as the cap on simulations.
+* Equal time: each mode's time per move is measured at several budgets on the
+  match's openings and batch size (interleaved, after compiling), and each
+  mode plays mcgs@E with the budget whose interpolated time per move equals
+  mcgs@E's (log-log interpolation); the realised times are recorded too.
+  Batched search on a shared CPU: a per-move time limit cannot be enforced
+  inside a jitted batched search, so "equal time" is equal mean time.
+* Connect-4 openings: positions of Pons' set L1_R3 whose exact score is
+  within +-`--max-score` (drawn, or won only with one of the last stones),
+  each played twice with colours swapped. Networks: `shipped` is
+  networks/pretrained/connect4 (iteration 440 of runs/connect4), `weak` the
+  same run's snapshot at iteration 10.
+* Nim: a deliberately imperfect evaluator (`NoisyNimEval`): the exact value
+  (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
+  in [-noise, noise], and pseudo-random prior logits; about (1 - 0.5/noise)/2
+  of the positions get a value of the wrong sign. Openings: distinct
+  positions after 2 random moves.
+
+Elo: `learning.elo.fit` of each match (two players, the mcgs side at 0) with
+a bootstrap 95% interval. Stats per search (means over the agent's searches):
+network evaluations, simulations, nodes stored, bytes in use (nodes times
+the bytes of a node with its edges, plus the hash table) and ms per move
+(batch wall time divided by the batch, the agent's first call, which may
+compile, left out).
+
+Resumable: every finished match appends its games to OUT/games.csv and its
+summary to OUT/matches.csv; a match already there is skipped when the command
+runs again.
+"""
+
+import argparse
+import csv
+import dataclasses
+import functools
+import math
+import os
+import sys
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+import envs  # pylint: disable=g-import-not-at-top,wrong-import-position
+import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import bits  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import benchlib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import pons_data  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+MODES = ("mcgs", "tree", "tt_cache", "katago")
+REFERENCE = "mcgs"
+SHIPPED = "networks/pretrained/connect4"
+RUN = "runs/connect4"
+WEAK_ITERATION = 10
+SIMULATIONS_PER_EVAL = 4
+NIM_SIMULATIONS_PER_EVAL = 16
+# The paper's switches at its settings (docs/search_options.md, "The paper's build").
+ABLATIONS = {
+    "solver": dict(solver=True),
+    "epsgreedy": dict(eps_greedy=0.05),
+    "qvalue": dict(q_value_weight=2.0),
+    "constraint": dict(eps_constraint=0.01),
+    "temperature": dict(node_temperature=1.7),
+}
+ABLATIONS["all"] = {k: v for switches in ABLATIONS.values() for k, v in switches.items()}
+STATS = ("nn_evals", "simulations", "nodes", "bytes", "ms_per_move", "max_nn_evals",
+         "overflows")
+MATCH_FIELDS = (("part", "env", "network", "a", "b", "budget_a", "budget_b", "games",
+                 "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high")
+                + tuple(f"{side}_{s}" for side in ("a", "b") for s in STATS))
+GAME_FIELDS = ("part", "env", "network", "a", "b", "game", "score")
+MEMORY_FIELDS = ("env", "network", "mode", "simulations", "nn_evals", "nodes", "bytes_in_use",
+                 "bytes_allocated", "transposition_hits", "tt_cache_hits")
+ACCURACY_FIELDS = ("set", "network", "search", "budget", "positions", "preserving",
+                   "preserving_lo", "preserving_hi", "optimal", "optimal_lo", "optimal_hi",
+                   "ms_per_move", "nodes")
+
+
+# ----------------------------------------------------------------- evaluators
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyNimEval:
+  """An imperfect Nim network: the exact value, halved, plus a fixed offset
+  per position, and pseudo-random prior logits (deterministic per position,
+  like a network, so transpositions see equal outputs).
+
+  value = clip(exact / 2 + noise * u(key), -1, 1), u uniform in [-1, 1);
+  logits = logit_noise * u_a(key), one draw per action.
+
+  Attributes:
+    env: the Nim env (for the exact value).
+    noise: the offset's half-width; above 0.5 some values get the wrong sign.
+    logit_noise: the logits' half-width (0: a uniform prior).
+    seed: varies the offsets.
+  """
+  env: nim.Nim
+  noise: float = 0.8
+  logit_noise: float = 1.0
+  seed: int = 0
+
+  def __call__(self, params, rng, state):
+    _, exact = nim.ExactEval(self.env)(params, rng, state)
+    key = state.key
+    h = bits.mix32(key[..., 0] ^ bits.mix32(key[..., 1] + jnp.uint32(0x9E3779B9 + self.seed)))
+    offset = (h & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
+    value = jnp.clip(0.5 * exact + self.noise * offset, -1.0, 1.0)
+    value = jnp.where(state.terminated, 0.0, value)
+    salts = jnp.arange(1, self.env.num_actions + 1, dtype=jnp.uint32) * jnp.uint32(0x632BE5AB)
+    draws = (bits.mix32(h[..., None] + salts) & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
+    return self.logit_noise * draws, value
+
+
+def wrong_sign_fraction(env: nim.Nim, eval_fn: Any) -> float:
+  """Share of the non-terminal positions of `env` whose value `eval_fn` gets
+  on the wrong side of 0 (a tie counts as wrong)."""
+  positions = [p for p in nim.all_positions(env) if sum(p) > 0]
+  states = envs.stack([nim.state_from_piles(env, p) for p in positions])
+  _, value = eval_fn(None, None, states)
+  exact = np.array([-1.0 if nim.lost_for_mover(env, p) else 1.0 for p in positions])
+  return float(np.mean(np.sign(np.asarray(value)) != exact))
+
+
+# ---------------------------------------------------------------- the context
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Setting:
+  """A game, its evaluator and the openings of its matches."""
+  env: Any
+  eval_fn: Any
+  params: Any
+  network: str
+  openings: Any   # a batch of states [N]
+  simulations_per_eval: int = SIMULATIONS_PER_EVAL
+
+
+def load_network(name: str):
+  """(env, eval_fn, params) of the shipped Connect-4 network or the weak
+  snapshot of its run."""
+  env, eval_fn, params = train.load_agent(SHIPPED)
+  if name == "weak":
+    params = checkpoint.read_variables(evaluation.snapshot_path(RUN, WEAK_ITERATION), params)
+  elif name != "shipped":
+    raise ValueError(f"network must be 'shipped' or 'weak', got {name!r}")
+  return env, eval_fn, params
+
+
+def connect4_openings(count: int, max_score: int = 2, set_name: str = "L1_R3") -> list[str]:
+  """Move strings of the first `count` positions of a Pons set whose exact
+  score (Pons' scale, for the side to move) is within +-max_score."""
+  chosen = []
+  for moves, scores in pons_data.read_columns(set_name):
+    if abs(-min(v for v in scores if v is not None)) <= max_score:
+      chosen.append(moves)
+    if len(chosen) == count:
+      break
+  return chosen
+
+
+def connect4_setting(network: str, count: int, max_score: int = 2) -> Setting:
+  env, eval_fn, params = load_network(network)
+  openings = envs.stack([connect4.from_moves(m) for m in connect4_openings(count, max_score)])
+  return Setting(env=env, eval_fn=eval_fn, params=params, network=network, openings=openings)
+
+
+def nim_openings(env: Any, count: int, plies: int = 2, seed: int = 0) -> Any:
+  """At most `count` distinct running positions after `plies` random moves."""
+  states = jax.tree.map(np.asarray, arena.random_openings(env, jax.random.PRNGKey(seed),
+                                                          count, plies))
+  _, first = np.unique(exhaustive.key_ints(states.key), return_index=True)
+  return jax.tree.map(lambda x: jnp.asarray(x[np.sort(first)]), states)
+
+
+def nim_setting(env_id: str, count: int, noise: float = 0.8) -> Setting:
+  env = envs.make(env_id)
+  # Transpositions make many simulations free in Nim: a higher cap lets
+  # mcgs spend its evaluations.
+  return Setting(env=env, eval_fn=NoisyNimEval(env, noise=noise), params=None,
+                 network=f"noisy{noise:g}", openings=nim_openings(env, count),
+                 simulations_per_eval=NIM_SIMULATIONS_PER_EVAL)
+
+
+# ------------------------------------------------------------------- searches
+
+
+def budget_config(backup: str, evals: int, simulations_per_eval: int = SIMULATIONS_PER_EVAL,
+                  **switches) -> mcgs_jax.SearchConfig:
+  """A search of `evals` network evaluations per move, at most
+  `simulations_per_eval * evals` simulations (the cap a search that cannot
+  spend its evaluations, near a game's end, stops at).
+
+  The node capacity is `evals + 1` where every stored node costs an
+  evaluation (mcgs, tree, katago), so no mode pays for memory it cannot use;
+  tt_cache also stores cached copies, so it keeps the default capacity.
+  """
+  simulations = simulations_per_eval * evals
+  max_nodes = None if backup == "tt_cache" else evals + 1
+  return mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup, max_nn_evals=evals,
+                               max_nodes=max_nodes, **switches)
+
+
+@functools.partial(jax.jit, static_argnames=("env", "eval_fn", "config"))
+def _measured_search(params, rng, states, env, eval_fn, config):
+  out = mcgs_jax.search(params, rng, states, env, eval_fn, config)
+  stats = out.stats
+  return out.action, dict(nn_evals=stats.nn_evals, simulations=stats.simulations,
+                          nodes=stats.nodes_used, overflows=stats.capacity_overflows,
+                          transposition_hits=stats.transposition_hits,
+                          tt_cache_hits=stats.tt_cache_hits)
+
+
+_GRAPH_BYTES = {}
+
+
+def graph_bytes(env: Any, eval_fn: Any, config: mcgs_jax.SearchConfig,
+                params: Any = None) -> tuple[int, int, int]:
+  """(bytes per node with its edges, hash-table bytes, bytes allocated) per
+  game, from the shapes of a search's graph (traced, not run)."""
+  cache_key = (env, eval_fn, config)
+  if cache_key in _GRAPH_BYTES:
+    return _GRAPH_BYTES[cache_key]
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+  graph = jax.eval_shape(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn,
+                                           config=config),
+                         params, jax.random.PRNGKey(0), state).graph
+  per_node = table = 0
+  for field in dataclasses.fields(graph):
+    for leaf in jax.tree.leaves(getattr(graph, field.name)):
+      size = int(np.prod(leaf.shape[1:])) * leaf.dtype.itemsize
+      if field.name == "table":
+        table += size
+      elif field.name not in mcgs_jax.graph.GAME_FIELDS:
+        per_node += size // max(leaf.shape[1], 1)
+  allocated = per_node * config.node_capacity + table
+  _GRAPH_BYTES[cache_key] = (per_node, table, allocated)
+  return per_node, table, allocated
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MeasuredAgent(agents.SearchAgent):
+  """A `SearchAgent` that keeps running sums of its searches' counters and
+  wall time (`tally`), for the rows of a match."""
+  tally: dict = dataclasses.field(default_factory=dict)
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    start = time.perf_counter()
+    actions, stats = _measured_search(self.params, rng, states, self.env, self.eval_fn,
+                                      self.config)
+    actions = np.asarray(actions, np.int32)
+    elapsed = time.perf_counter() - start
+    stats = {k: np.asarray(v) for k, v in stats.items()}
+    tally = self.tally
+    # The first call may compile: it is left out of the time per move.
+    if "searches" in tally:
+      tally["timed_searches"] = tally.get("timed_searches", 0) + len(actions)
+      tally["seconds"] = tally.get("seconds", 0.0) + elapsed
+    tally["searches"] = tally.get("searches", 0) + len(actions)
+    for k, v in stats.items():
+      tally[k] = tally.get(k, 0) + int(v.sum())
+    tally["max_nn_evals"] = max(tally.get("max_nn_evals", 0), int(stats["nn_evals"].max()))
+    return actions
+
+  def summary(self) -> dict:
+    """Means per search of the counters (STATS)."""
+    t = self.tally
+    n = max(t.get("searches", 0), 1)
+    per_node, table, _ = graph_bytes(self.env, self.eval_fn, self.config, self.params)
+    nodes = t.get("nodes", 0) / n
+    return dict(nn_evals=round(t.get("nn_evals", 0) / n, 2),
+                simulations=round(t.get("simulations", 0) / n, 2), nodes=round(nodes, 2),
+                bytes=round(nodes * per_node + table),
+                ms_per_move=round(1e3 * t.get("seconds", 0.0)
+                                  / max(t.get("timed_searches", 0), 1), 3), max_nn_evals=t.get("max_nn_evals", 0),
+                overflows=t.get("overflows", 0))
+
+
+def make_agent(setting: Setting, config: mcgs_jax.SearchConfig, name: str) -> MeasuredAgent:
+  return MeasuredAgent(env=setting.env, eval_fn=setting.eval_fn, params=setting.params,
+                       config=config, name=name)
+
+
+# -------------------------------------------------------------------- matches
+
+
+def read_csv(path: str) -> list[dict]:
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
+def append_csv(path: str, rows: list[dict], fields) -> None:
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  new = not os.path.exists(path)
+  with open(path, "a", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(fields))
+    if new:
+      writer.writeheader()
+    writer.writerows(rows)
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def match_elo(scores: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
+  """A's Elo relative to B (at 0) and its bootstrap 95% interval, from A's
+  per-game results (+1, 0, -1)."""
+  records = [(0, 1, (float(s) + 1.0) / 2.0) for s in scores]
+  ratings = elo.fit(records, 2, reference=1, seed=seed)
+  return float(ratings.elo[0]), float(ratings.lower[0]), float(ratings.upper[0])
+
+
+def play_match(setting: Setting, part: str, a: MeasuredAgent, b: MeasuredAgent,
+               budget_a: Any, budget_b: Any, seed: int = 0, out: str | None = None) -> dict:
+  """Plays a (every opening, both colours) against b; returns the match row
+  and, with `out`, appends it and its games to OUT/matches.csv, games.csv."""
+  result = arena.play_games(setting.env, a, b, jax.random.PRNGKey(seed),
+                            openings=setting.openings)
+  rating, low, high = match_elo(result.scores, seed)
+  row = dict(part=part, env=setting.env.id, network=setting.network, a=a.name, b=b.name,
+             budget_a=budget_a, budget_b=budget_b, games=len(result.scores), wins=result.wins,
+             draws=result.draws, losses=result.losses,
+             score=round((result.mean_score + 1) / 2, 4), elo=round(rating, 1),
+             elo_low=round(low, 1), elo_high=round(high, 1))
+  for side, agent in (("a", a), ("b", b)):
+    row.update({f"{side}_{k}": v for k, v in agent.summary().items()})
+  if out:
+    append_csv(os.path.join(out, "games.csv"),
+               [dict(part=part, env=setting.env.id, network=setting.network, a=a.name, b=b.name,
+                     game=g, score=(float(s) + 1) / 2) for g, s in enumerate(result.scores)],
+               GAME_FIELDS)
+    append_csv(os.path.join(out, "matches.csv"), [row], MATCH_FIELDS)
+  return row
+
+
+def _done(out: str | None) -> set:
+  if not out:
+    return set()
+  return {(r["part"], r["env"], r["network"], r["a"], r["b"])
+          for r in read_csv(os.path.join(out, "matches.csv"))}
+
+
+def _print_row(row: dict) -> None:
+  print(f"{row['part']:>9} {row['env']} {row['network']}: {row['a']} vs {row['b']}: "
+        f"{row['wins']}-{row['draws']}-{row['losses']} Elo {row['elo']:+.0f} "
+        f"[{row['elo_low']:+.0f}, {row['elo_high']:+.0f}]  evals {row['a_nn_evals']}/"
+        f"{row['b_nn_evals']} nodes {row['a_nodes']}/{row['b_nodes']} ms "
+        f"{row['a_ms_per_move']}/{row['b_ms_per_move']}", flush=True)
+
+
+def equal_evals(setting: Setting, modes, budgets, part: str = "evals", out: str | None = None,
+                seed: int = 0) -> list[dict]:
+  """Each mode against mcgs at the same evaluation budget, per budget."""
+  rows, done = [], _done(out)
+  for budget in budgets:
+    for mode in modes:
+      if mode == REFERENCE:
+        continue
+      a_name, b_name = f"{mode}@{budget}", f"{REFERENCE}@{budget}"
+      if (part, setting.env.id, setting.network, a_name, b_name) in done:
+        continue
+      a = make_agent(setting, budget_config(mode, budget, setting.simulations_per_eval), a_name)
+      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval),
+                     b_name)
+      rows.append(play_match(setting, part, a, b, budget, budget, seed, out))
+      _print_row(rows[-1])
+  return rows
+
+
+def time_per_move(setting: Setting, configs: dict, repeats: int = 3, seed: int = 0) -> dict:
+  """Median ms per move of each config on the openings (batch = their
+  number, as in a match), the configs interleaved in every repeat.
+
+  Args:
+    configs: name -> SearchConfig.
+
+  Returns:
+    name -> ms per move.
+  """
+  states = setting.openings
+  batch = len(np.asarray(states.ply))
+  rng = jax.random.PRNGKey(seed)
+
+  def call(config):
+    out = _measured_search(setting.params, rng, states, setting.env, setting.eval_fn, config)
+    jax.block_until_ready(out)
+
+  for config in configs.values():
+    call(config)   # compile
+  times = {name: [] for name in configs}
+  for _ in range(repeats):
+    for name, config in configs.items():
+      start = time.perf_counter()
+      call(config)
+      times[name].append(time.perf_counter() - start)
+  return {name: 1e3 * float(np.median(t)) / batch for name, t in times.items()}
+
+
+def budget_for_time(budgets, ms, target_ms: float) -> int:
+  """The budget whose time per move is `target_ms`, interpolated (and at the
+  ends extrapolated) linearly in log-log from measured (budget, ms) pairs."""
+  order = np.argsort(budgets)
+  log_b = np.log(np.asarray(budgets, np.float64)[order])
+  log_t = np.log(np.maximum(np.asarray(ms, np.float64)[order], 1e-9))
+  # Time is monotone in the budget up to noise: keep it so for interpolation.
+  log_t = np.maximum.accumulate(log_t)
+  target = math.log(target_ms)
+  if target <= log_t[0] or target >= log_t[-1]:
+    i = 0 if target <= log_t[0] else len(log_t) - 2
+    slope = (log_t[i + 1] - log_t[i]) / max(log_b[i + 1] - log_b[i], 1e-9)
+    slope = max(slope, 0.1)
+    estimate = log_b[i] + (target - log_t[i]) / slope
+  else:
+    estimate = np.interp(target, log_t, log_b)
+  return max(1, int(round(math.exp(estimate))))
+
+
+def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: int = 0,
+               grid_factor: int = 2) -> list[dict]:
+  """Each mode at the budget that takes mcgs@E's time per move, against
+  mcgs@E, per E in `budgets`."""
+  grid = sorted(set(budgets) | {grid_factor * max(budgets)} | {max(1, min(budgets) // 2)})
+  configs = {(mode, b): budget_config(mode, b, setting.simulations_per_eval)
+             for mode in modes for b in grid}
+  ms = time_per_move(setting, configs, seed=seed)
+  if out:
+    append_csv(os.path.join(out, "timing.csv"),
+               [dict(env=setting.env.id, network=setting.network, mode=m, budget=b,
+                     ms_per_move=round(t, 3)) for (m, b), t in ms.items()],
+               ("env", "network", "mode", "budget", "ms_per_move"))
+  rows, done = [], _done(out)
+  for budget in budgets:
+    target = ms[(REFERENCE, budget)]
+    for mode in modes:
+      if mode == REFERENCE:
+        continue
+      mode_budget = budget_for_time(grid, [ms[(mode, b)] for b in grid], target)
+      a_name, b_name = f"{mode}@{mode_budget}", f"{REFERENCE}@{budget}"
+      if ("time", setting.env.id, setting.network, a_name, b_name) in done:
+        continue
+      a = make_agent(setting, budget_config(mode, mode_budget, setting.simulations_per_eval),
+                     a_name)
+      b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval),
+                     b_name)
+      rows.append(play_match(setting, "time", a, b, mode_budget, budget, seed, out))
+      _print_row(rows[-1])
+  return rows
+
+
+def ablation(setting: Setting, budget: int, names=tuple(ABLATIONS), out: str | None = None,
+             seed: int = 0) -> list[dict]:
+  """mcgs with each enhancement (ABLATIONS) against plain mcgs, both at
+  `budget` evaluations per move."""
+  rows, done = [], _done(out)
+  b_name = f"{REFERENCE}@{budget}"
+  for name in names:
+    a_name = f"{REFERENCE}+{name}@{budget}"
+    if ("ablation", setting.env.id, setting.network, a_name, b_name) in done:
+      continue
+    a = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval,
+                                          **ABLATIONS[name]), a_name)
+    b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval), b_name)
+    rows.append(play_match(setting, "ablation", a, b, budget, budget, seed, out))
+    _print_row(rows[-1])
+  return rows
+
+
+# --------------------------------------------------------- memory and accuracy
+
+
+def memory(setting: Setting, modes, simulations_list, seed: int = 0) -> list[dict]:
+  """Nodes and bytes per search at equal simulations (no evaluation budget),
+  means over the openings."""
+  rows = []
+  for simulations in simulations_list:
+    for mode in modes:
+      config = mcgs_jax.SearchConfig(num_simulations=simulations, backup=mode)
+      _, stats = _measured_search(setting.params, jax.random.PRNGKey(seed), setting.openings,
+                                  setting.env, setting.eval_fn, config)
+      stats = {k: float(np.asarray(v).mean()) for k, v in stats.items()}
+      per_node, table, allocated = graph_bytes(setting.env, setting.eval_fn, config,
+                                               setting.params)
+      rows.append(dict(env=setting.env.id, network=setting.network, mode=mode,
+                       simulations=simulations, nn_evals=round(stats["nn_evals"], 1),
+                       nodes=round(stats["nodes"], 1),
+                       bytes_in_use=round(stats["nodes"] * per_node + table),
+                       bytes_allocated=allocated,
+                       transposition_hits=round(stats["transposition_hits"], 1),
+                       tt_cache_hits=round(stats["tt_cache_hits"], 1)))
+      print(benchlib.markdown_table([rows[-1]], MEMORY_FIELDS).splitlines()[-1], flush=True)
+  return rows
+
+
+def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int = 200,
+             batch: int = 100, seed: int = 0) -> list[dict]:
+  """Move accuracy on Pons' sets (`experiments.connect4_accuracy`'s scoring)
+  with the network as evaluator, each mode at each evaluation budget."""
+  env, eval_fn, params = load_network(network)
+  rows = []
+  for set_name in sets:
+    positions = connect4_accuracy.load_set(set_name, limit)
+    for budget in budgets:
+      for mode in modes:
+        config = budget_config(mode, budget)
+
+        def run(rng, states, config=config):
+          actions, stats = _measured_search(params, rng, states, env, eval_fn, config)
+          return actions, stats["nodes"]
+
+        moves, seconds, nodes = connect4_accuracy.run_batched(
+            run, positions, min(batch, len(positions)), seed)
+        rows.append(dict(set=set_name, network=network, search=mode, budget=budget,
+                         ms_per_move=round(seconds * 1e3, 3), nodes=round(nodes, 1),
+                         **connect4_accuracy.score_moves(positions, moves)))
+        print(benchlib.markdown_table([rows[-1]], ACCURACY_FIELDS).splitlines()[-1], flush=True)
+  return rows
+
+
+# ---------------------------------------------------------------------- plots
+
+
+def _num(text):
+  try:
+    return float(text)
+  except (TypeError, ValueError):
+    return math.nan
+
+
+def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str) -> str:
+  """Elo of each mode against mcgs (0) with 95% intervals, against `x_field`
+  of the match rows (one line per mode)."""
+  fig, ax = plt.subplots(figsize=(6, 4))
+  modes = sorted({r["a"].split("@")[0] for r in rows})
+  for mode in modes:
+    mine = sorted((r for r in rows if r["a"].split("@")[0] == mode),
+                  key=lambda r: _num(r[x_field]))
+    xs = [_num(r[x_field]) for r in mine]
+    ys = [_num(r["elo"]) for r in mine]
+    ax.errorbar(xs, ys, yerr=[[y - _num(r["elo_low"]) for y, r in zip(ys, mine)],
+                              [_num(r["elo_high"]) - y for y, r in zip(ys, mine)]],
+                marker="o", capsize=3, label=f"{mode} vs {REFERENCE}")
+  ax.axhline(0, linestyle="--", color="gray")
+  ax.set_xscale("log", base=2)
+  ax.set_xlabel(x_label)
+  ax.set_ylabel(f"Elo ({REFERENCE} = 0)")
+  ax.set_title(title, fontsize="small")
+  ax.grid(alpha=0.3)
+  ax.legend(fontsize="small")
+  fig.tight_layout()
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
+
+
+def write_plots(out: str, docs: str | None) -> list[str]:
+  """Plots (and, with `docs`, CSV summaries beside them) from OUT/matches.csv."""
+  rows = read_csv(os.path.join(out, "matches.csv"))
+  target = docs or os.path.join(out, "plots")
+  written = []
+  groups = sorted({(r["part"], r["env"], r["network"]) for r in rows})
+  for part, env_id, network in groups:
+    mine = [r for r in rows if (r["part"], r["env"], r["network"]) == (part, env_id, network)]
+    stem = f"{part}_{env_id.replace(':', '_').replace(',', '-')}_{network}"
+    if part in ("evals", "nim"):
+      written.append(plot_elo(mine, "budget_b", "network evaluations per move",
+                              os.path.join(target, stem + ".png"),
+                              f"{env_id}, {network}: equal evaluations"))
+    elif part == "time":
+      written.append(plot_elo(mine, "b_ms_per_move", f"ms per move ({REFERENCE}'s, measured)",
+                              os.path.join(target, stem + ".png"),
+                              f"{env_id}, {network}: equal time"))
+    benchlib.write_csv(os.path.join(target, stem + ".csv"), mine, MATCH_FIELDS)
+    written.append(os.path.join(target, stem + ".csv"))
+  return written
+
+
+def match_table(rows: list[dict]) -> str:
+  """Match rows as a Markdown table (the docs' format)."""
+  lines = ["| env | network | a | b | games | W-D-L (a) | Elo of a [95%] | evals a / b | "
+           "nodes a / b | KiB a / b | ms/move a / b |", "|" + "---|" * 11]
+  for r in rows:
+    lines.append(
+        f"| {r['env']} | {r['network']} | {r['a']} | {r['b']} | {r['games']} | "
+        f"{r['wins']}-{r['draws']}-{r['losses']} | {_num(r['elo']):+.0f} "
+        f"[{_num(r['elo_low']):+.0f}, {_num(r['elo_high']):+.0f}] | "
+        f"{_num(r['a_nn_evals']):.1f} / {_num(r['b_nn_evals']):.1f} | "
+        f"{_num(r['a_nodes']):.1f} / {_num(r['b_nodes']):.1f} | "
+        f"{_num(r['a_bytes']) / 1024:.1f} / {_num(r['b_bytes']) / 1024:.1f} | "
+        f"{_num(r['a_ms_per_move']):.1f} / {_num(r['b_ms_per_move']):.1f} |")
+  return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------- main
+
+
+def parse_args(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
+                                                        "ablation", "nim", "plots"))
+  parser.add_argument("--network", default="shipped", choices=("shipped", "weak"))
+  parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+  parser.add_argument("--budgets", type=int, nargs="+", default=[32, 64, 128, 256],
+                      help="network evaluations per move (mcgs's, for --part time)")
+  parser.add_argument("--openings", type=int, default=128,
+                      help="openings (each played twice, colours swapped)")
+  parser.add_argument("--max-score", type=int, default=2,
+                      help="Connect-4 openings: |exact Pons score| at most this")
+  parser.add_argument("--ablations", nargs="+", default=list(ABLATIONS),
+                      choices=list(ABLATIONS))
+  parser.add_argument("--nim-envs", nargs="+", default=["nim", "nim-piles:3,5,7,9"])
+  parser.add_argument("--noise", type=float, default=0.8, help="NoisyNimEval's noise")
+  parser.add_argument("--sets", nargs="+", default=["L2_R1", "L1_R2"])
+  parser.add_argument("--limit", type=int, default=200, help="accuracy: positions per set")
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--out", default="results/mcgs_vs_mcts")
+  parser.add_argument("--docs", help="also write plots and CSV summaries here")
+  return parser.parse_args(argv)
+
+
+def main(argv=None):
+  args = parse_args(argv)
+  out = args.out
+  if args.part in ("evals", "time", "ablation"):
+    setting = connect4_setting(args.network, args.openings, args.max_score)
+    print(f"{len(np.asarray(setting.openings.ply))} openings, "
+          f"{2 * len(np.asarray(setting.openings.ply))} games per match", flush=True)
+    if args.part == "evals":
+      equal_evals(setting, args.modes, args.budgets, out=out, seed=args.seed)
+    elif args.part == "time":
+      equal_time(setting, args.modes, args.budgets, out=out, seed=args.seed)
+    else:
+      for budget in args.budgets:
+        ablation(setting, budget, args.ablations, out=out, seed=args.seed)
+  elif args.part == "nim":
+    for env_id in args.nim_envs:
+      setting = nim_setting(env_id, args.openings, args.noise)
+      print(f"{env_id}: {len(np.asarray(setting.openings.ply))} openings; evaluator wrong on "
+            f"{100 * wrong_sign_fraction(setting.env, setting.eval_fn):.1f}% of positions",
+            flush=True)
+      equal_evals(setting, args.modes, args.budgets, part="nim", out=out, seed=args.seed)
+  elif args.part == "memory":
+    rows = memory(connect4_setting(args.network, args.openings, args.max_score), args.modes,
+                  args.budgets, args.seed)
+    for env_id in args.nim_envs:
+      rows += memory(nim_setting(env_id, args.openings, args.noise), args.modes, args.budgets,
+                     args.seed)
+    for path in [os.path.join(out, "memory.csv")] + (
+        [os.path.join(args.docs, "memory.csv")] if args.docs else []):
+      benchlib.write_csv(path, rows, MEMORY_FIELDS)
+    print(benchlib.markdown_table(rows, MEMORY_FIELDS))
+  elif args.part == "accuracy":
+    rows = accuracy(args.network, args.modes, args.budgets, args.sets, args.limit,
+                    seed=args.seed)
+    name = f"accuracy_{args.network}.csv"
+    for path in [os.path.join(out, name)] + (
+        [os.path.join(args.docs, name)] if args.docs else []):
+      benchlib.write_csv(path, rows, ACCURACY_FIELDS)
+    print(benchlib.markdown_table(rows, ACCURACY_FIELDS))
+  if args.part in ("evals", "time", "ablation", "nim", "plots"):
+    for path in write_plots(out, args.docs):
+      print(path)
+  if args.part == "plots":
+    rows = read_csv(os.path.join(out, "matches.csv"))
+    for part in ("evals", "time", "ablation", "nim"):
+      mine = [r for r in rows if r["part"] == part]
+      if mine:
+        print(f"\n{part}:\n{match_table(mine)}")
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,100 @@
+"""experiments.mcgs_vs_mcts: the core functions end to end on tiny budgets."""
+
+import os
+
+import jax
+import numpy as np
+import pytest
+
+import envs
+import mcgs_jax
+from experiments import mcgs_vs_mcts as mvm
+
+
+@pytest.fixture(scope="module")
+def nim_setting():
+  return mvm.nim_setting("nim-piles:3,5,7,9", count=3)
+
+
+def test_noisy_nim_eval_is_a_fixed_imperfect_function_of_the_position():
+  env = envs.make("nim")
+  state = envs.stack([envs.nim.state_from_piles(env, (1, 3, 5, 7))] * 2)
+  noisy = mvm.NoisyNimEval(env, noise=0.8)
+  logits, value = noisy(None, jax.random.PRNGKey(0), state)
+  logits2, value2 = noisy(None, jax.random.PRNGKey(1), state)
+  np.testing.assert_array_equal(value, value2)          # no rng: a network-like function
+  np.testing.assert_array_equal(logits, logits2)
+  assert value[0] == value[1]
+  # Offsets of half-width 0.4 never flip a halved +-1; 0.8 flips some.
+  assert mvm.wrong_sign_fraction(env, mvm.NoisyNimEval(env, noise=0.4)) == 0.0
+  assert 0.05 < mvm.wrong_sign_fraction(env, noisy) < 0.4
+
+
+def test_budget_for_time_interpolates_and_extrapolates_log_log():
+  budgets, ms = [16, 32, 64], [1.0, 2.0, 4.0]   # time proportional to the budget
+  assert mvm.budget_for_time(budgets, ms, 2.0) == 32
+  assert mvm.budget_for_time(budgets, ms, 3.0) == 48
+  assert mvm.budget_for_time(budgets, ms, 8.0) == 128
+  assert mvm.budget_for_time(budgets, ms, 0.5) == 8
+
+
+def test_graph_bytes_match_a_real_search(nim_setting):
+  config = mvm.budget_config("mcgs", 8, nim_setting.simulations_per_eval)
+  per_node, table, allocated = mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, config)
+  out = mcgs_jax.search(None, jax.random.PRNGKey(0), nim_setting.openings, nim_setting.env,
+                        nim_setting.eval_fn, config)
+  # bytes_per_game also counts the small per-game fields (stats, root noise).
+  assert allocated <= mcgs_jax.bytes_per_game(out.graph) <= allocated + 1024
+  assert per_node > 0 and table > 0
+  tree = mvm.budget_config("tree", 8, nim_setting.simulations_per_eval)
+  assert mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, tree)[0] == per_node
+
+
+def test_equal_evals_rows_use_equal_evaluations_and_resume(nim_setting, tmp_path):
+  out = str(tmp_path)
+  rows = mvm.equal_evals(nim_setting, ["mcgs", "tree"], [8], part="nim", out=out)
+  assert len(rows) == 1
+  row = rows[0]
+  assert (row["a"], row["b"]) == ("tree@8", "mcgs@8")
+  assert row["games"] == 2 * len(np.asarray(nim_setting.openings.ply)) == 6
+  assert row["wins"] + row["draws"] + row["losses"] == row["games"]
+  assert row["elo_low"] <= row["elo"] <= row["elo_high"]
+  # Neither side ever exceeds the shared budget, and both reach it.
+  assert row["a_max_nn_evals"] == row["b_max_nn_evals"] == 8
+  assert 0 < row["a_nn_evals"] <= 8 and 0 < row["b_nn_evals"] <= 8
+  assert row["a_overflows"] == row["b_overflows"] == 0
+  # Every stored node cost one evaluation in both modes.
+  assert row["a_nodes"] == row["a_nn_evals"] and row["b_nodes"] == row["b_nn_evals"]
+  # Rerunning skips the finished match; the CSVs hold it once.
+  assert not mvm.equal_evals(nim_setting, ["mcgs", "tree"], [8], part="nim", out=out)
+  assert len(mvm.read_csv(os.path.join(out, "matches.csv"))) == 1
+  assert len(mvm.read_csv(os.path.join(out, "games.csv"))) == 6
+  written = mvm.write_plots(out, str(tmp_path / "docs"))
+  assert any(p.endswith(".png") for p in written) and all(os.path.exists(p) for p in written)
+
+
+@pytest.mark.slow
+def test_connect4_searches_spend_exactly_the_budget():
+  setting = mvm.connect4_setting("shipped", count=2)
+  budget = 6
+  for mode in ("mcgs", "tree"):
+    _, stats = mvm._measured_search(setting.params, jax.random.PRNGKey(0), setting.openings,
+                                    setting.env, setting.eval_fn,
+                                    mvm.budget_config(mode, budget))
+    # Openings with many moves left: every search spends the whole budget.
+    np.testing.assert_array_equal(np.asarray(stats["nn_evals"]), budget)
+  scores = [-min(v for v in s if v is not None)
+            for m, s in mvm.pons_data.read_columns("L1_R3") if m in
+            mvm.connect4_openings(2)]
+  assert all(abs(s) <= 2 for s in scores)
+
+
+@pytest.mark.slow
+def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting):
+  rows = mvm.equal_time(nim_setting, ["mcgs", "tree"], [4])
+  assert len(rows) == 1
+  row = rows[0]
+  assert row["part"] == "time" and row["b"] == "mcgs@4" and row["budget_b"] == 4
+  assert row["a"] == f"tree@{row['budget_a']}" and 1 <= row["budget_a"] <= 32
+  assert row["a_max_nn_evals"] <= row["budget_a"] and row["b_max_nn_evals"] <= 4
+  assert row["a_ms_per_move"] > 0 and row["b_ms_per_move"] > 0
