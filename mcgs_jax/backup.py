@@ -42,6 +42,11 @@ def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.A
   return jnp.where(edge_visits > 0, corrected, target)
 
 
+# `backup_stop`'s kind for an edge just linked to an existing node (mcgs): its
+# value is the current estimate through the edge, as at a depth limit.
+LINKED = -1
+
+
 def _stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_value_sum,
                 child_solved, config):
   """`stop_value` from the last edge's statistics and its child's, read by the
@@ -53,7 +58,7 @@ def _stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child
       [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
        kind == graph_lib.CORRECTION,
        (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
-       (kind == graph_lib.CYCLE)],
+       (kind == graph_lib.CYCLE) | (kind == LINKED)],
       [reward, exact, corrected, target], 0.0)
 
 
@@ -158,7 +163,7 @@ def _stops(kind):
   """bool: the end `kind` backs up a `stop_value`."""
   return ((kind == graph_lib.TERMINAL_EDGE) | (kind == graph_lib.SOLVED_EDGE) |
           (kind == graph_lib.CORRECTION) | (kind == graph_lib.DEPTH_LIMIT) |
-          (kind == graph_lib.DEAD_END) | (kind == graph_lib.CYCLE))
+          (kind == graph_lib.DEAD_END) | (kind == graph_lib.CYCLE) | (kind == LINKED))
 
 
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
@@ -190,7 +195,8 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   With `kind` (int32, how the simulation ended) the last edge of a stopping
   kind (`stop_value`'s) takes `stop_value(graph, parent, action, kind)`
   instead of `leaf_value`, the same value, but read through the gathers the
-  backup's own writes depend on. A read of the pre-backup statistics that no
+  backup's own writes depend on; kind `LINKED` (an edge just linked to an
+  existing node) takes reward + discount * V(child), as a depth limit does. A read of the pre-backup statistics that no
   write depends on leaves XLA free to run it after the in-place writes, and
   then it copies the whole [N, A] arrays every simulation to keep their old
   versions alive.

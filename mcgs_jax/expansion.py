@@ -195,12 +195,12 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   # write would make XLA copy the whole array every simulation. The value of
   # a simulation that stops without expanding (`backup.stop_value`) is read
   # by the backup, for the same reason.
+  # So is the value of a link, reward + discount * V(found), `found` being the
+  # node below the last edge now.
   leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
-  linked_value = graph_lib.node_value(graph.visits[safe_found], graph.value_sum[safe_found])
-  expanded_value = trans.reward + trans.discount * jnp.where(
-      ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
+  expanded_value = trans.reward + trans.discount * jnp.where(ends_game, 0.0, leaf_nn_value)
   leaf_value = jnp.where(expand, expanded_value, 0.0)
-  stop_kind = sel.kind
+  stop_kind = jnp.where(link, backup_lib.LINKED, sel.kind)
   simulated = sel.kind != graph_lib.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
   if config.solver:
