@@ -87,15 +87,22 @@ def _path_and_below(graph, path_nodes, path_actions, length):
 
 
 def edge_values(graph: graph_lib.Graph, node: chex.Array,
-                config: config_lib.SearchConfig) -> chex.Array:
+                config: config_lib.SearchConfig, held=None) -> chex.Array:
   """f32[A]: every edge's value for the mover at `node` of ONE game, read off
   its child ("katago" mode): reward + discount * V(child), the exact value of
   a child proven by the solver, the reward of a terminal edge, and the stored
   Q of an edge without a stored child (unexpanded; a leaf not stored for lack
-  of capacity)."""
+  of capacity). `held`: optional (nodes int32[K], value sums f32[K]) that
+  stand in for `graph.value_sum` of those nodes (distinct; -1: none)."""
   child = graph.child[node]
   safe = jnp.maximum(child, 0)
-  value = graph_lib.node_value(graph.visits[safe], graph.value_sum[safe])
+  value_sum = graph.value_sum[safe]
+  if held is not None:
+    held_nodes, held_sums = held
+    match = safe[:, None] == held_nodes
+    value_sum = jnp.where(jnp.any(match, axis=-1),
+                          jnp.sum(jnp.where(match, held_sums, 0.0), axis=-1), value_sum)
+  value = graph_lib.node_value(graph.visits[safe], value_sum)
   if config.solver:
     solved = graph.solved[safe]
     value = jnp.where(solved != graph_lib.UNKNOWN, solver.exact_value(solved), value)
@@ -143,20 +150,27 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
       edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
       edge_q=graph.edge_q.at[last_row, path_actions[last]].set(leaf_value, mode="drop"))
 
+  # The recomputed values are kept per path slot and written once after the
+  # loop: a loop that carried the graph would, once vmapped, select and copy
+  # its [N] and [N, A] arrays whole on every iteration.
   def body(carry):
-    i, graph = carry
+    i, value_sums, q_rows = carry
     node = path_nodes[i]
-    q = edge_values(graph, node, config)
+    # Path nodes below slot i are recomputed already (path nodes are distinct).
+    done = (steps > i) & (steps < length)
+    q = edge_values(graph, node, config, held=(jnp.where(done, path_nodes, -1), value_sums))
     n = graph.edge_visits[node].astype(jnp.float32)
     value = (graph.nn_value[node] + jnp.sum(n * q)) / (1.0 + jnp.sum(n))
-    graph = graph.replace(
-        value_sum=graph.value_sum.at[node].set(value * graph.visits[node]),
-        edge_q=graph.edge_q.at[node].set(jnp.where(n > 0, q, graph.edge_q[node])))
-    return i - 1, graph
+    return (i - 1, value_sums.at[i].set(value * graph.visits[node]),
+            q_rows.at[i].set(jnp.where(n > 0, q, graph.edge_q[node])))
 
   # Bottom-up: a child on the path is recomputed before its parent reads it.
-  _, graph = jax.lax.while_loop(lambda carry: carry[0] >= start, body, (length - 1, graph))
-  return graph, leaf_value
+  _, value_sums, q_rows = jax.lax.while_loop(
+      lambda carry: carry[0] >= start, body,
+      (length - 1, jnp.zeros((max_depth,), jnp.float32),
+       jnp.zeros((max_depth, graph.num_actions), jnp.float32)))
+  return graph.replace(value_sum=graph.value_sum.at[nodes].set(value_sums, mode="drop"),
+                       edge_q=graph.edge_q.at[nodes].set(q_rows, mode="drop")), leaf_value
 
 
 def _stops(kind):
