@@ -50,6 +50,26 @@ def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.A
   return jnp.where(edge_visits > 0, corrected, target)
 
 
+# `backup_stop`'s kind for an edge just linked to an existing node (mcgs): its
+# value is the current estimate through the edge, as at a depth limit.
+LINKED = -1
+
+
+def _stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_value_sum,
+                child_solved, config):
+  """`stop_value` from the last edge's statistics and its child's, read by the
+  caller (scalars)."""
+  target = reward + discount * graph_lib.node_value(child_visits, child_value_sum)
+  corrected = correction_value(edge_visits.astype(jnp.float32), edge_q, target, config)
+  exact = reward + discount * solver.exact_value(child_solved)
+  return jnp.select(
+      [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
+       kind == graph_lib.CORRECTION,
+       (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
+       (kind == graph_lib.CYCLE) | (kind == LINKED)],
+      [reward, exact, corrected, target], 0.0)
+
+
 def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
                kind: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
   """The value of the last edge of ONE game's simulation that ends without expanding.
@@ -58,7 +78,8 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
   proven node's exact value, the correction toward a diverged transposition,
   or the current estimate (depth limit, dead end, cycle); 0 for the other
   kinds. Read from the graph's current statistics, at backup time, so
-  earlier leaves of a step (`leaves_per_step`) are taken into account.
+  earlier leaves of a step (`leaves_per_step`) are taken into account
+  (`backup_stop` with `kind` reads the same values itself).
 
   Args:
     graph: Graph [N, A] of one game (unbatched view).
@@ -70,22 +91,22 @@ def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
   Returns:
     f32 scalar, the value from the mover's view at `parent`.
   """
-  reward, discount = graph.edge_reward[parent, action], graph.edge_discount[parent, action]
   child = jnp.maximum(graph.child[parent, action], 0)
-  target = reward + discount * graph_lib.node_value(graph.visits[child], graph.value_sum[child])
-  corrected = correction_value(graph.edge_visits[parent, action].astype(jnp.float32),
-                               graph.edge_q[parent, action], target, config)
-  exact = reward + discount * solver.exact_value(graph.solved[child])
-  return jnp.select(
-      [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
-       kind == graph_lib.CORRECTION,
-       (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
-       (kind == graph_lib.CYCLE)],
-      [reward, exact, corrected, target], 0.0)
+  return _stop_value(kind, graph.edge_reward[parent, action], graph.edge_discount[parent, action],
+                     graph.edge_visits[parent, action], graph.edge_q[parent, action],
+                     graph.visits[child], graph.value_sum[child], graph.solved[child], config)
+
+
+def _path_and_below(graph, path_nodes, path_actions, length):
+  """int32[D + 1]: the path's nodes, then the node below its last edge (0
+  where there is none), whose statistics `stop_value` reads."""
+  last = jnp.maximum(length - 1, 0)
+  below = jnp.maximum(graph.child[path_nodes[last], path_actions[last]], 0)
+  return jnp.concatenate([path_nodes, below[None]])
 
 
 def edge_values(graph: graph_lib.Graph, node: chex.Array,
-                config: config_lib.SearchConfig) -> chex.Array:
+                config: config_lib.SearchConfig, held=None) -> chex.Array:
   """Every edge's value for the mover at `node` of ONE game, read off its child.
 
   Used in "katago" mode: reward + discount * V(child), the exact value of a
@@ -97,13 +118,22 @@ def edge_values(graph: graph_lib.Graph, node: chex.Array,
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar.
     config: SearchConfig (reads `solver`).
+    held: optional pair (nodes int32[K], value sums f32[K]) whose sums stand
+      in for `graph.value_sum` of those nodes (distinct; -1: none), for
+      values computed but not yet written.
 
   Returns:
     f32[A].
   """
   child = graph.child[node]
   safe = jnp.maximum(child, 0)
-  value = graph_lib.node_value(graph.visits[safe], graph.value_sum[safe])
+  value_sum = graph.value_sum[safe]
+  if held is not None:
+    held_nodes, held_sums = held
+    match = safe[:, None] == held_nodes
+    value_sum = jnp.where(jnp.any(match, axis=-1),
+                          jnp.sum(jnp.where(match, held_sums, 0.0), axis=-1), value_sum)
+  value = graph_lib.node_value(graph.visits[safe], value_sum)
   if config.solver:
     solved = graph.solved[safe]
     value = jnp.where(solved != graph_lib.UNKNOWN, solver.exact_value(solved), value)
@@ -112,7 +142,7 @@ def edge_values(graph: graph_lib.Graph, node: chex.Array,
                     [reward + graph.edge_discount[node] * value, reward], graph.edge_q[node])
 
 
-def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start):
+def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind):
   """`backup` in "katago" mode: KataGo's graph search (docs/GraphSearch.md,
   "Monte-Carlo Graph Search from First Principles").
 
@@ -131,26 +161,54 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
   # The last edge keeps `leaf_value` where it leads to no stored node.
   last = jnp.maximum(length - 1, 0)
   last_row = jnp.where(length > start, path_nodes[last], graph.capacity)
+  # As in `backup`: the stop value is read through the gathers the writes
+  # below depend on.
+  read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
+  visits = graph.visits[read_nodes]
+  edge_visits = graph.edge_visits[path_nodes, path_actions]
+  edge_q = graph.edge_q[path_nodes, path_actions]
+  if kind is not None:
+    leaf_value = jnp.where(
+        _stops(kind),
+        _stop_value(kind, graph.edge_reward[path_nodes[last], path_actions[last]],
+                    graph.edge_discount[path_nodes[last], path_actions[last]],
+                    edge_visits[last], edge_q[last], visits[max_depth],
+                    graph.value_sum[read_nodes[max_depth]], graph.solved[read_nodes[max_depth]],
+                    config),
+        leaf_value)
   graph = graph.replace(
-      visits=graph.visits.at[nodes].set(graph.visits[path_nodes] + 1, mode="drop"),
-      edge_visits=graph.edge_visits.at[nodes, path_actions].set(
-          graph.edge_visits[path_nodes, path_actions] + 1, mode="drop"),
+      visits=graph.visits.at[jnp.append(nodes, graph.capacity)].set(visits + 1, mode="drop"),
+      edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
       edge_q=graph.edge_q.at[last_row, path_actions[last]].set(leaf_value, mode="drop"))
 
+  # The recomputed values are kept per path slot and written once after the
+  # loop: a loop that carried the graph would, once vmapped, select and copy
+  # its [N] and [N, A] arrays whole on every iteration.
   def body(carry):
-    i, graph = carry
+    i, value_sums, q_rows = carry
     node = path_nodes[i]
-    q = edge_values(graph, node, config)
+    # Path nodes below slot i are recomputed already (path nodes are distinct).
+    done = (steps > i) & (steps < length)
+    q = edge_values(graph, node, config, held=(jnp.where(done, path_nodes, -1), value_sums))
     n = graph.edge_visits[node].astype(jnp.float32)
     value = (graph.nn_value[node] + jnp.sum(n * q)) / (1.0 + jnp.sum(n))
-    graph = graph.replace(
-        value_sum=graph.value_sum.at[node].set(value * graph.visits[node]),
-        edge_q=graph.edge_q.at[node].set(jnp.where(n > 0, q, graph.edge_q[node])))
-    return i - 1, graph
+    return (i - 1, value_sums.at[i].set(value * graph.visits[node]),
+            q_rows.at[i].set(jnp.where(n > 0, q, graph.edge_q[node])))
 
   # Bottom-up: a child on the path is recomputed before its parent reads it.
-  _, graph = jax.lax.while_loop(lambda carry: carry[0] >= start, body, (length - 1, graph))
-  return graph
+  _, value_sums, q_rows = jax.lax.while_loop(
+      lambda carry: carry[0] >= start, body,
+      (length - 1, jnp.zeros((max_depth,), jnp.float32),
+       jnp.zeros((max_depth, graph.num_actions), jnp.float32)))
+  return graph.replace(value_sum=graph.value_sum.at[nodes].set(value_sums, mode="drop"),
+                       edge_q=graph.edge_q.at[nodes].set(q_rows, mode="drop")), leaf_value
+
+
+def _stops(kind):
+  """bool: the end `kind` backs up a `stop_value`."""
+  return ((kind == graph_lib.TERMINAL_EDGE) | (kind == graph_lib.SOLVED_EDGE) |
+          (kind == graph_lib.CORRECTION) | (kind == graph_lib.DEPTH_LIMIT) |
+          (kind == graph_lib.DEAD_END) | (kind == graph_lib.CYCLE) | (kind == LINKED))
 
 
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
@@ -172,23 +230,70 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   Returns:
     The graph with node visits/value sums and edge visits/Q updated.
   """
+  return backup_stop(graph, path_nodes, path_actions, length, leaf_value, config, start)[0]
+
+
+def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
+                length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
+                start: chex.Array = 0, kind: chex.Array | None = None):
+  """`backup`, where a simulation that ends without expanding backs up its
+  `stop_value`, read here.
+
+  With `kind` (int32, how the simulation ended) the last edge of a stopping
+  kind (`stop_value`'s) takes `stop_value(graph, parent, action, kind)`
+  instead of `leaf_value`, the same value, but read through the gathers the
+  backup's own writes depend on; kind `LINKED` (an edge just linked to an
+  existing node) takes reward + discount * V(child), as a depth limit does.
+  A read of the pre-backup statistics that no write depends on leaves XLA
+  free to run it after the in-place writes, and then it copies the whole
+  [N, A] arrays every simulation to keep their old versions alive.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    path_nodes: int32[D], the nodes of the path from the root.
+    path_actions: int32[D], the action taken at each path node.
+    length: int32, number of edges on the path (0: nothing to do).
+    leaf_value: f32, the value of the last edge for its parent's mover (used
+      unless `kind` is a stopping kind).
+    config: SearchConfig.
+    start: int32, first edge updated (as in `backup`).
+    kind: optional int32, how the simulation ended (`selection.Selection.kind`
+      or `LINKED`).
+
+  Returns:
+    (graph as `backup`'s, f32 the value the last edge received).
+  """
   if config.backup_window > 0:
     # Sliding window: only the last `backup_window` edges take the value.
     start = jnp.maximum(start, length - config.backup_window)
   if config.recomputes_values:
-    return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start)
+    return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start,
+                          kind)
   max_depth = path_nodes.shape[0]
-  # One gather per array: the pre-update statistics of the path.
-  visits = graph.visits[path_nodes]
-  value_sum = graph.value_sum[path_nodes]
+  # One gather per array: the pre-update statistics of the path, and of the
+  # node below it for the stop value (slot D).
+  read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
+  visits_read = graph.visits[read_nodes]
+  value_sum_read = graph.value_sum[read_nodes]
+  solved_read = graph.solved[read_nodes]
+  visits, value_sum = visits_read[:max_depth], value_sum_read[:max_depth]
   transposition = (graph.num_parents[path_nodes] > 1) & config.corrects_transpositions
   edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
   # Nodes proven by now (the solver runs before the backup) pass up exact values.
-  proven = (graph.solved[path_nodes] != graph_lib.UNKNOWN) & config.solver
-  exact = solver.exact_value(graph.solved[path_nodes])
+  proven = (solved_read[:max_depth] != graph_lib.UNKNOWN) & config.solver
+  exact = solver.exact_value(solved_read[:max_depth])
+  leaf_value = jnp.asarray(leaf_value, jnp.float32)
+  if kind is not None:
+    last = jnp.maximum(length - 1, 0)
+    leaf_value = jnp.where(
+        _stops(kind),
+        _stop_value(kind, edge_reward[last], edge_discount[last], edge_visits[last],
+                    edge_q[last], visits_read[max_depth], value_sum_read[max_depth],
+                    solved_read[max_depth], config),
+        leaf_value)
 
   def body(carry):
     i, value, values = carry
@@ -207,18 +312,20 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
   # `values` [D] ends up holding what each path edge receives, 0 beyond `length`.
   _, _, values = jax.lax.while_loop(
       lambda carry: carry[0] >= start, body,
-      (length - 1, jnp.asarray(leaf_value, jnp.float32), jnp.zeros((max_depth,), jnp.float32)))
+      (length - 1, leaf_value, jnp.zeros((max_depth,), jnp.float32)))
 
   on_path = (jnp.arange(max_depth) < length) & (jnp.arange(max_depth) >= start)
-  # Off-path entries point past the end and are dropped by the scatters.
+  # Off-path entries point past the end and are dropped by the scatters (slot
+  # D, the node below, too).
   nodes = jnp.where(on_path, path_nodes, graph.capacity)
   new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
   # Writing gathered + 1 (rather than scatter-adding a constant) makes each
   # scatter depend on its gather, so XLA updates the arrays in place instead
   # of copying them; the nodes are distinct, so this equals an add.
   return graph.replace(
-      visits=graph.visits.at[nodes].set(visits + 1, mode="drop"),
+      visits=graph.visits.at[jnp.append(nodes, graph.capacity)].set(visits_read + 1,
+                                                                    mode="drop"),
       value_sum=graph.value_sum.at[nodes].add(values, mode="drop"),
       edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
       edge_q=graph.edge_q.at[nodes, path_actions].set(new_q, mode="drop"),
-  )
+  ), leaf_value

@@ -203,8 +203,6 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
   sel = sel.replace(kind=jnp.where(collided, graph_lib.NO_SIMULATION, sel.kind))
-  # Read before this simulation's writes (which never touch a free stop's edge).
-  stop_value = backup_lib.stop_value(graph, sel.parent, sel.action, sel.kind, config)
   expand = sel.kind == graph_lib.EXPAND
   ends_game = expand & trans.terminal
   hit = expand & ~trans.terminal & (found >= 0)
@@ -247,10 +245,18 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
       edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),
   )
 
-  linked_value = graph_lib.node_value(graph.visits[safe_found], graph.value_sum[safe_found])
-  expanded_value = trans.reward + trans.discount * jnp.where(
-      ends_game, 0.0, jnp.where(link, linked_value, leaf_nn_value))
-  leaf_value = jnp.where(expand, expanded_value, stop_value)
+  # Everything read from here on is read from the written graph: the writes
+  # above touch only the new node's row and the expanded edge, which no read
+  # below depends on, and a read of an array's old version after its in-place
+  # write would make XLA copy the whole array every simulation. The value of
+  # a simulation that stops without expanding (`backup.stop_value`) is read
+  # by the backup, for the same reason.
+  # So is the value of a link, reward + discount * V(found), `found` being the
+  # node below the last edge now.
+  leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
+  expanded_value = trans.reward + trans.discount * jnp.where(ends_game, 0.0, leaf_nn_value)
+  leaf_value = jnp.where(expand, expanded_value, 0.0)
+  stop_kind = jnp.where(link, backup_lib.LINKED, sel.kind)
   simulated = sel.kind != graph_lib.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
   if config.solver:
@@ -264,8 +270,9 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     leaf_value = jnp.where(
         leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
         * solver.exact_value(graph.solved[safe_last]), leaf_value)
-  graph = backup_lib.backup(graph, sel.path_nodes, sel.path_actions, length, leaf_value,
-                            config, start=sel.start)
+    stop_kind = jnp.where(leaf_proven, graph_lib.RUNNING, stop_kind)
+  graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
+                                             leaf_value, config, start=sel.start, kind=stop_kind)
   if config.hard_pruning:
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length,

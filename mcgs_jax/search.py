@@ -202,20 +202,24 @@ def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env:
   """
   budgeted = config.stops_early
 
+  # The games still searching are carried, computed at the end of each step:
+  # read at the start of the next, the root's `solved` would be read by fused
+  # consumers after that step's in-place writes, which makes XLA copy the
+  # array every simulation.
   def cond(carry):
-    i, graph = carry
+    i, _, active = carry
     running = i < config.num_simulations
     if budgeted:
-      running &= jnp.any(_active(graph, config))
+      running &= jnp.any(active)
     return running
 
   def body(carry):
-    i, graph = carry
-    active = _active(graph, config) if budgeted else None
-    graph, _ = simulate(params, jax.random.fold_in(rng, i), graph, env, eval_fn, config, active)
-    return i + 1, graph
+    i, graph, active = carry
+    graph, _ = simulate(params, jax.random.fold_in(rng, i), graph, env, eval_fn, config,
+                        active if budgeted else None)
+    return i + 1, graph, _active(graph, config)
 
-  _, graph = jax.lax.while_loop(cond, body, (jnp.int32(0), graph))
+  _, graph, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), graph, _active(graph, config)))
   return graph
 
 

@@ -263,6 +263,100 @@ def _explore_action(graph, node, puct_action, explore, config):
   return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 
+def _descent_start(max_depth):
+  """The descent's carry before the first step: (node, depth, kind, path_nodes
+  [D], path_actions [D], length, stale)."""
+  return (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
+          jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
+          jnp.int32(0), jnp.int32(-1))
+
+
+def _root_scores(graph, virtual_visits, config):
+  """The root's Gumbel scores (the root's statistics do not change during a
+  descent: scored once), None without Gumbel."""
+  if config.root_policy != "gumbel":
+    return None
+  return gumbel.root_scores(graph, allowed_moves(graph, 0, config), config, virtual_visits)
+
+
+def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
+  """One step of ONE game's descent; a no-op once its `kind` is no longer
+  RUNNING (the path writes are dropped, the rest kept), so a batch of
+  descents can step together until the last one stops."""
+  max_depth = config.max_depth
+  use_corrections = config.corrects_transpositions
+  exploring = explore is not None
+  node, depth, kind_before, path_nodes, path_actions, length_before, stale_before = carry
+  running = kind_before == RUNNING
+  stale = stale_before
+  if config.solver:
+    stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
+  if root_scores is not None:
+    scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
+        graph, node, allowed_moves(graph, node, config), config, virtual_visits))
+  else:
+    scores = puct_scores(graph, node, config, virtual_visits)
+  action = jnp.argmax(scores).astype(jnp.int32)
+  has_move = scores[action] > -jnp.inf
+  following = jnp.bool_(False)
+  if exploring:
+    active = explore.mode != NO_EXPLORATION
+    following = active & (depth < explore.depth)
+    at_branch = active & (depth == explore.depth)
+    action = jnp.select(
+        [following, at_branch],
+        [most_visited_action(graph, node, config),
+         _explore_action(graph, node, action, explore, config)], action)
+  if config.solver:
+    has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
+  # A stopped descent writes past the end (dropped): its path stays.
+  slot = jnp.where(running, depth, max_depth)
+  path_nodes = path_nodes.at[slot].set(node, mode="drop")
+  path_actions = path_actions.at[slot].set(action, mode="drop")
+
+  child = graph.child[node, action]
+  is_node = child >= 0
+  safe_child = jnp.maximum(child, 0)
+  target = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
+            graph_lib.node_value(graph.visits[safe_child], graph.value_sum[safe_child]))
+  diverged = (use_corrections & is_node & (graph.num_parents[safe_child] > 1) &
+              (jnp.abs(graph.edge_q[node, action] - target) > config.q_eps))
+  proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
+  diverged &= ~proven & ~following
+  at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
+  # Only links close cycles; descending into a node of the path would make
+  # the backup update it twice, so the simulation stops there.
+  cycle = jnp.bool_(False)
+  if config.links_transpositions:
+    cycle = is_node & ~proven & on_path(path_nodes, depth + 1, child)
+
+  kind = jnp.select(
+      [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
+       child == graph_lib.TERMINAL, proven, cycle, diverged, at_limit],
+      [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CYCLE, CORRECTION,
+       DEPTH_LIMIT],
+      RUNNING).astype(jnp.int32)
+  descend = kind == RUNNING
+  next_node = jnp.where(descend, safe_child, node)
+  next_depth = jnp.where(descend, depth + 1, depth)
+  # The last edge: at a dead end it is the edge into `node`, one step up.
+  length = jnp.where(~has_move, depth, depth + 1)
+  keep = lambda new, old: jnp.where(running, new, old)
+  return (keep(next_node, node), keep(next_depth, depth), keep(kind, kind_before), path_nodes,
+          path_actions, keep(length, length_before), keep(stale, stale_before))
+
+
+def _descent_end(carry, explore):
+  """ONE game's Selection from its finished descent."""
+  _, _, kind, path_nodes, path_actions, length, stale = carry
+  last = jnp.maximum(length - 1, 0)
+  explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
+  start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
+  return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
+                   kind=kind, parent=path_nodes[last],
+                   action=path_actions[last], start=start, explored=explored, stale=stale)
+
+
 def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
            explore: Exploration | None = None,
            virtual_visits: chex.Array | None = None) -> Selection:
@@ -279,79 +373,12 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   Returns:
     Selection.
   """
-  max_depth = config.max_depth
-  use_corrections = config.corrects_transpositions
-  exploring = explore is not None
-  use_gumbel = config.root_policy == "gumbel"
-  if use_gumbel:
-    # The root's statistics do not change during a descent: scored once.
-    root_scores = gumbel.root_scores(graph, allowed_moves(graph, 0, config), config, virtual_visits)
-
-  def body(carry):
-    node, depth, _, path_nodes, path_actions, _, stale = carry
-    if config.solver:
-      stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
-    if use_gumbel:
-      scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-          graph, node, allowed_moves(graph, node, config), config, virtual_visits))
-    else:
-      scores = puct_scores(graph, node, config, virtual_visits)
-    action = jnp.argmax(scores).astype(jnp.int32)
-    has_move = scores[action] > -jnp.inf
-    following = jnp.bool_(False)
-    if exploring:
-      active = explore.mode != NO_EXPLORATION
-      following = active & (depth < explore.depth)
-      at_branch = active & (depth == explore.depth)
-      action = jnp.select(
-          [following, at_branch],
-          [most_visited_action(graph, node, config),
-           _explore_action(graph, node, action, explore, config)], action)
-    if config.solver:
-      has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
-    path_nodes = path_nodes.at[depth].set(node)
-    path_actions = path_actions.at[depth].set(action)
-
-    child = graph.child[node, action]
-    is_node = child >= 0
-    safe_child = jnp.maximum(child, 0)
-    target = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
-              graph_lib.node_value(graph.visits[safe_child], graph.value_sum[safe_child]))
-    diverged = (use_corrections & is_node & (graph.num_parents[safe_child] > 1) &
-                (jnp.abs(graph.edge_q[node, action] - target) > config.q_eps))
-    proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
-    diverged &= ~proven & ~following
-    at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
-    # Only links close cycles; descending into a node of the path would make
-    # the backup update it twice, so the simulation stops there.
-    cycle = jnp.bool_(False)
-    if config.links_transpositions:
-      cycle = is_node & ~proven & on_path(path_nodes, depth + 1, child)
-
-    kind = jnp.select(
-        [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
-         child == graph_lib.TERMINAL, proven, cycle, diverged, at_limit],
-        [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CYCLE, CORRECTION,
-         DEPTH_LIMIT],
-        RUNNING).astype(jnp.int32)
-    descend = kind == RUNNING
-    next_node = jnp.where(descend, safe_child, node)
-    next_depth = jnp.where(descend, depth + 1, depth)
-    # The last edge: at a dead end it is the edge into `node`, one step up.
-    length = jnp.where(~has_move, depth, depth + 1)
-    return (next_node, next_depth, kind, path_nodes, path_actions, length, stale)
-
-  init = (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
-          jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
-          jnp.int32(0), jnp.int32(-1))
-  _, _, kind, path_nodes, path_actions, length, stale = jax.lax.while_loop(
-      lambda carry: carry[2] == RUNNING, body, init)
-  last = jnp.maximum(length - 1, 0)
-  explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
-  start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
-  return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
-                   kind=kind, parent=path_nodes[last],
-                   action=path_actions[last], start=start, explored=explored, stale=stale)
+  root_scores = _root_scores(graph, virtual_visits, config)
+  carry = jax.lax.while_loop(
+      lambda carry: carry[2] == RUNNING,
+      lambda carry: _descent_step(graph, explore, virtual_visits, root_scores, carry, config),
+      _descent_start(config.max_depth))
+  return _descent_end(carry, explore)
 
 
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
@@ -383,5 +410,15 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
       priority = jnp.zeros_like(legal)
     explore = Exploration(mode=mode, depth=depth, priority=priority,
                           rng=jax.random.split(branch_rng, graph.batch_size))
-  return jax.vmap(functools.partial(select, config=config))(
-      graph, explore=explore, virtual_visits=virtual_visits)
+  # One loop over the batch, stepping every game's descent (a stopped one
+  # idles) until the last stops: the same steps as `select` vmapped, without
+  # the select vmap puts on every carried array, the paths [B, D] included,
+  # at every step of a per-game loop.
+  root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
+  step = jax.vmap(functools.partial(_descent_step, config=config))
+  carry = jax.lax.while_loop(
+      lambda carry: jnp.any(carry[2] == RUNNING),
+      lambda carry: step(graph, explore, virtual_visits, root_scores, carry),
+      jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
+                   _descent_start(config.max_depth)))
+  return jax.vmap(_descent_end)(carry, explore)

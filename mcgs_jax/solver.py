@@ -260,33 +260,51 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
   def needed(i):
     return (((i == length) & linked) | ((i == length - 1) & bounded_move) | (i <= stale))
 
-  def examine(node, arrays):
-    solved, end_in_ply, packed = arrays
+  # The walk keeps the states it computes in per-slot arrays [D + 1] and writes
+  # them to the graph once, after the loop: a loop that carried the [N] node
+  # arrays would, once vmapped, select and copy them whole on every iteration.
+  # `held[j]` is the node whose new state slot j holds (-1: none; a node
+  # examined twice, the last child of a cycle, keeps only its latest slot).
+  def current(held, values, nodes_, array):
+    """The states of `nodes_` (int32[...]) as updated so far by the walk."""
+    match = nodes_[..., None] == held
+    return jnp.where(jnp.any(match, axis=-1), jnp.sum(jnp.where(match, values, 0), axis=-1),
+                     array[nodes_] if nodes_.ndim == 0 else _take(array, nodes_))
+
+  def examine(i, walk):
+    held, solved, end_in_ply, packed = walk
+    node = nodes[i]
     child = graph.child[node]
-    below = unpack(_take(packed, jnp.maximum(child, 0)))
+    below = unpack(current(held, packed, jnp.maximum(child, 0), graph.bounds))
     moves = _bounds_through(child, graph.edge_reward[node], graph.edge_discount[node], *below)
-    pess, opt, _ = unpack(packed[node])
-    old = (solved[node], end_in_ply[node], pess, opt)
+    pess, opt, _ = unpack(current(held, packed, node, graph.bounds))
+    old = (current(held, solved, node, graph.solved), current(held, end_in_ply, node,
+                                                             graph.end_in_ply), pess, opt)
     new = _settle(node_bounds(*moves, child != graph_lib.ILLEGAL), old, bounds)
     changed = (new[2] != pess) | (new[3] != opt)
-    return changed, (solved.at[node].set(new[0]), end_in_ply.at[node].set(new[1]),
-                     packed.at[node].set(pack(new[2], new[3], new[1])))
+    held = jnp.where(held == node, -1, held).at[i].set(node)
+    return changed, (held, solved.at[i].set(new[0]), end_in_ply.at[i].set(new[1]),
+                     packed.at[i].set(pack(new[2], new[3], new[1])))
 
   def body(carry):
-    i, changed, arrays = carry
-    now, arrays = examine(nodes[i], arrays)
+    i, changed, walk = carry
+    now, walk = examine(i, walk)
     changed |= now
     # Nothing changed so far: skip down to the stale slots.
     i = jnp.where(changed | needed(i - 1), i - 1, jnp.minimum(i - 1, stale))
-    return i, changed, arrays
+    return i, changed, walk
 
   start = jnp.maximum(jnp.minimum(stale, length),
                       jnp.maximum(jnp.where(linked, length, -1),
                                   jnp.where(bounded_move, length - 1, -1)))
-  arrays = (graph.solved, graph.end_in_ply, graph.bounds)
-  _, _, (solved, end_in_ply, packed) = jax.lax.while_loop(
-      lambda carry: carry[0] >= 0, body, (start, jnp.bool_(False), arrays))
-  return graph.replace(solved=solved, end_in_ply=end_in_ply, bounds=packed)
+  slots = nodes.shape[0]
+  walk = (jnp.full((slots,), -1, jnp.int32),) + (jnp.zeros((slots,), jnp.int32),) * 3
+  _, _, (held, solved, end_in_ply, packed) = jax.lax.while_loop(
+      lambda carry: carry[0] >= 0, body, (start, jnp.bool_(False), walk))
+  rows = jnp.where(held >= 0, held, graph.capacity)
+  return graph.replace(solved=graph.solved.at[rows].set(solved, mode="drop"),
+                       end_in_ply=graph.end_in_ply.at[rows].set(end_in_ply, mode="drop"),
+                       bounds=graph.bounds.at[rows].set(packed, mode="drop"))
 
 
 def proven_choice(graph: graph_lib.Graph):

@@ -1,0 +1,137 @@
+"""Two versions of the engine in one process, timed interleaved: this checkout's
+`mcgs_jax` against another checkout's (e.g. an earlier commit).
+
+  git worktree add /tmp/base <commit>     # or: git archive <commit> | tar -x -C /tmp/base
+  python -m experiments.compare_engines --base /tmp/base phases --batch 1024 --sims 64
+  python -m experiments.compare_engines --base /tmp/base solver --sims 1000
+
+The other checkout's `mcgs_jax/` is copied to a temporary folder as the
+package `mcgs_jax_base` (its imports rewritten), so both run in the same
+process on the same envs, networks and inputs; every timed round calls each
+variant once, in turn. Times are CPU seconds of the process
+(`time.process_time`), steadier than wall time on a machine shared with
+other jobs; medians over the rounds.
+
+  phases  Connect-4 from the empty board, MLP(128, 128): the network+env-only
+          floor (`bench_phases.network_only`) and `search` in mcgs and tree
+          mode with each engine; ratios to the floor.
+  solver  `bench_solver_cost`'s middle-game positions, one game, uniform
+          evaluator: plain mcgs and + solver with each engine, summed over
+          the positions.
+"""
+
+import argparse
+import functools
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import jax
+
+import envs
+import mcgs_jax
+from envs import connect4
+from experiments import bench_phases
+from experiments import bench_solver_cost
+from networks import MLP, MLPEval, init_params
+
+
+def import_base(base_dir: str):
+  """The `mcgs_jax` package of the checkout at `base_dir`, imported as
+  `mcgs_jax_base`."""
+  folder = tempfile.mkdtemp(prefix="mcgs_base_")
+  target = os.path.join(folder, "mcgs_jax_base")
+  shutil.copytree(os.path.join(base_dir, "mcgs_jax"), target)
+  for name in os.listdir(target):
+    if name.endswith(".py"):
+      path = os.path.join(target, name)
+      text = open(path).read()
+      text = re.sub(r"\bfrom mcgs_jax\b", "from mcgs_jax_base", text)
+      text = re.sub(r"^import mcgs_jax$", "import mcgs_jax_base as mcgs_jax", text, flags=re.M)
+      open(path, "w").write(text)
+  sys.path.insert(1, folder)
+  import mcgs_jax_base  # pylint: disable=import-outside-toplevel
+  return mcgs_jax_base
+
+
+def cpu_medians(calls: dict, rounds: int) -> dict:
+  """name -> median CPU ms of `calls[name]()`, after one untimed call each,
+  the calls interleaved round by round."""
+  for call in calls.values():
+    jax.block_until_ready(call())
+  times = {name: [] for name in calls}
+  for _ in range(rounds):
+    for name, call in calls.items():
+      start = time.process_time()
+      jax.block_until_ready(call())
+      times[name].append(time.process_time() - start)
+  return {name: 1e3 * statistics.median(t) for name, t in times.items()}
+
+
+def phases(engines, batch, sims, rounds):
+  env = envs.make("connect4")
+  network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  params = init_params(network, jax.random.PRNGKey(0), state.observation)
+  eval_fn, rng = MLPEval(network), jax.random.PRNGKey(1)
+  only = jax.jit(functools.partial(bench_phases.network_only, env=env, eval_fn=eval_fn,
+                                   num_steps=sims))
+  calls = {"network+env only": functools.partial(only, params, state)}
+  for backup in ("mcgs", "tree"):
+    for name, engine in engines.items():
+      config = engine.SearchConfig(num_simulations=sims, backup=backup)
+      search = jax.jit(functools.partial(engine.search, env=env, eval_fn=eval_fn, config=config))
+      calls[f"search {backup} ({name})"] = functools.partial(search, params, rng, state)
+  ms = cpu_medians(calls, rounds)
+  floor = ms["network+env only"]
+  print(f"B={batch}, S={sims}, MLP(128, 128), {rounds} rounds, CPU ms")
+  print("| row | CPU ms | vs network |\n|---|---|---|")
+  for row, value in ms.items():
+    print(f"| {row} | {value:.1f} | {value / floor:.2f} |")
+  for name in engines:
+    print(f"mcgs / tree ({name}): {ms[f'search mcgs ({name})'] / ms[f'search tree ({name})']:.2f}")
+
+
+def solver(engines, sims, rounds):
+  env = envs.make("connect4")
+  searches = {}
+  for name, engine in engines.items():
+    for variant, switches in (("plain", {}), ("solver", dict(solver=True))):
+      config = engine.SearchConfig(num_simulations=sims, **switches)
+      searches[f"{variant} ({name})"] = jax.jit(functools.partial(
+          engine.search, env=env, eval_fn=envs.uniform_eval(env), config=config))
+  total = dict.fromkeys(searches, 0.0)
+  for moves in bench_solver_cost.POSITIONS:
+    state = envs.stack([connect4.from_moves(moves)])
+    ms = cpu_medians({key: functools.partial(fn, None, jax.random.PRNGKey(0), state)
+                      for key, fn in searches.items()}, rounds)
+    print(moves, "  ".join(f"{key} {value:.1f}" for key, value in ms.items()), flush=True)
+    for key, value in ms.items():
+      total[key] += value
+  print(f"sums, {sims} simulations, {rounds} rounds, CPU ms: " +
+        "  ".join(f"{key} {value:.1f}" for key, value in total.items()))
+  for name in engines:
+    print(f"solver / plain ({name}): {total[f'solver ({name})'] / total[f'plain ({name})']:.3f}")
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--base", required=True, help="a checkout holding the other mcgs_jax/")
+  parser.add_argument("which", choices=["phases", "solver"])
+  parser.add_argument("--batch", type=int, default=1024)
+  parser.add_argument("--sims", type=int, default=None, help="64 (phases), 1000 (solver)")
+  parser.add_argument("--rounds", type=int, default=9)
+  args = parser.parse_args(argv)
+  engines = {"base": import_base(args.base), "this": mcgs_jax}
+  if args.which == "phases":
+    phases(engines, args.batch, args.sims or 64, args.rounds)
+  else:
+    solver(engines, args.sims or 1000, args.rounds)
+
+
+if __name__ == "__main__":
+  sys.exit(main())
