@@ -20,8 +20,11 @@ pre-update statistics in one reverse loop, then written with one scatter per
 array.
 """
 
+import functools
+
 import chex
 import jax
+from jax import custom_batching
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
@@ -211,6 +214,283 @@ def _stops(kind):
           (kind == graph_lib.DEAD_END) | (kind == graph_lib.CYCLE) | (kind == LINKED))
 
 
+def _next_value(value, visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount,
+                transposition, proven, exact, config):
+  """What edge i - 1 receives, from what edge i receives (`value`), node i's
+  pre-update statistics and flags and edge i - 1's statistics (any shape)."""
+  updated = graph_lib.node_value(visits + 1, value_sum + value)
+  plain = edge_reward + edge_discount * value
+  target = edge_reward + edge_discount * updated
+  corrected = correction_value(edge_visits, edge_q, target, config)
+  exact_up = edge_reward + edge_discount * exact
+  return jnp.select([proven, transposition], [exact_up, corrected], plain)
+
+
+def _edge_values(*args, config):
+  """`_edge_values_one` of `args`, with `_edge_values_batch` as its vmap rule."""
+  return _custom_edge_values(config)(*args)
+
+
+@functools.lru_cache(maxsize=None)
+def _custom_edge_values(config):
+  """`_edge_values_one` for `config` (static), vmapped by `_edge_values_batch`."""
+  values = custom_batching.custom_vmap(functools.partial(_edge_values_one, config))
+  values.def_vmap(functools.partial(_edge_values_batch, config))
+  return values
+
+
+def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount,
+                     transposition, proven, exact, leaf_value, length, start):
+  """f32[D]: what each edge of ONE game's path receives, 0 outside
+  [start, length): `leaf_value` at the last edge, then up the path by
+  `_next_value` (node i's arrays at slot i, edge i - 1's at slot i - 1).
+
+  Under `jax.vmap` this runs `_edge_values_batch`, one loop over the whole
+  batch (see there).
+  """
+  max_depth = visits.shape[0]
+
+  def body(carry):
+    i, value, values = carry
+    values = values.at[i].set(value)
+    up = jnp.maximum(i - 1, 0)
+    value = _next_value(value, visits[i], value_sum[i], edge_visits[up], edge_q[up],
+                        edge_reward[up], edge_discount[up], transposition[i], proven[i],
+                        exact[i], config)
+    return i - 1, value, values
+
+  # A loop over the path's own length (not max_depth): paths are short.
+  _, _, values = jax.lax.while_loop(
+      lambda carry: carry[0] >= start, body,
+      (length - 1, leaf_value, jnp.zeros((max_depth,), jnp.float32)))
+  return values
+
+
+def _edge_values_batch(config, axis_size, in_batched, *args):
+  """`_edge_values` for a batch of games [B, D]: one loop over depth, from
+  max_b(length) - 1 down to min_b(start).
+
+  A vmapped per-game `while_loop` selects every carry, the [B, D] values
+  included, on each iteration, and gathers each game's own slot i from every
+  path array. Here iteration i is the same slot for all games: it slices
+  column i of each array, starts each game's recursion at its last edge
+  (i = length - 1) and writes column i of the values in place; games whose
+  path ends above i idle. The arithmetic per element is `_edge_values_one`'s.
+  """
+  args = [x if batched else jnp.broadcast_to(x, (axis_size,) + x.shape)
+          for x, batched in zip(args, in_batched)]
+  (visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount, transposition, proven,
+   exact, leaf_value, length, start) = args
+  max_depth = visits.shape[1]
+
+  def column(x, i):
+    return jax.lax.dynamic_index_in_dim(x, i, 1, keepdims=False)
+
+  def body(carry):
+    i, value, values = carry
+    value = jnp.where(i == length - 1, leaf_value, value)
+    values = jax.lax.dynamic_update_index_in_dim(values, value, i, 1)
+    up = jnp.maximum(i - 1, 0)
+    value = _next_value(value, column(visits, i), column(value_sum, i), column(edge_visits, up),
+                        column(edge_q, up), column(edge_reward, up), column(edge_discount, up),
+                        column(transposition, i), column(proven, i), column(exact, i), config)
+    return i - 1, value, values
+
+  lowest = jnp.min(start)
+  _, _, values = jax.lax.while_loop(
+      lambda carry: carry[0] >= lowest, body,
+      (jnp.max(length) - 1, leaf_value, jnp.zeros((axis_size, max_depth), jnp.float32)))
+  steps = jnp.arange(max_depth)
+  inside = (steps < length[:, None]) & (steps >= start[:, None])
+  return jnp.where(inside, values, 0.0), True
+
+
+def _custom_backup(config):
+  """`_backup_one` for `config` (static), vmapped by `_backup_batch`."""
+  return _CUSTOM_BACKUPS.setdefault(config, _make_custom_backup(config))
+
+
+_CUSTOM_BACKUPS = {}
+
+
+def _make_custom_backup(config):
+  core = custom_batching.custom_vmap(functools.partial(_backup_one, config))
+  core.def_vmap(functools.partial(_backup_batch, config))
+  return core
+
+
+def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, start, kind):
+  """`backup_stop`'s corrected backup of ONE game's path over all its D slots.
+
+  Args:
+    config: SearchConfig.
+    arrays: the graph's (visits, value_sum, solved, num_parents, child,
+      edge_visits, edge_q, edge_reward, edge_discount) of one game.
+    path_nodes, path_actions: int32[D'], D' <= D slots holding the path.
+    length, leaf_value, start, kind: as `backup_stop`'s (kind `RUNNING`: none).
+
+  Returns:
+    (visits, value_sum, edge_visits, edge_q) updated, f32 the last edge's value.
+  """
+  (visits_all, value_sum_all, solved_all, num_parents_all, child_all, edge_visits_all,
+   edge_q_all, edge_reward_all, edge_discount_all) = arrays
+  graph = _PathArrays(visits_all, value_sum_all, solved_all, num_parents_all, child_all,
+                      edge_visits_all, edge_q_all, edge_reward_all, edge_discount_all)
+  capacity = visits_all.shape[0]
+  max_depth = path_nodes.shape[0]
+  # One gather per array: the pre-update statistics of the path, and of the
+  # node below it for the stop value (slot D).
+  read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
+  visits_read = graph.visits[read_nodes]
+  value_sum_read = graph.value_sum[read_nodes]
+  solved_read = graph.solved[read_nodes]
+  visits, value_sum = visits_read[:max_depth], value_sum_read[:max_depth]
+  transposition = (graph.num_parents[path_nodes] > 1) & config.corrects_transpositions
+  edge_visits = graph.edge_visits[path_nodes, path_actions]
+  edge_q = graph.edge_q[path_nodes, path_actions]
+  edge_reward = graph.edge_reward[path_nodes, path_actions]
+  edge_discount = graph.edge_discount[path_nodes, path_actions]
+  # Nodes proven by now (the solver runs before the backup) pass up exact values.
+  proven = (solved_read[:max_depth] != graph_lib.UNKNOWN) & config.solver
+  exact = solver.exact_value(solved_read[:max_depth])
+  last = jnp.maximum(length - 1, 0)
+  leaf_value = jnp.where(
+      _stops(kind),
+      _stop_value(kind, edge_reward[last], edge_discount[last], edge_visits[last],
+                  edge_q[last], visits_read[max_depth], value_sum_read[max_depth],
+                  solved_read[max_depth], config),
+      leaf_value)
+
+  values = _edge_values(visits, value_sum, edge_visits.astype(jnp.float32), edge_q, edge_reward,
+                        edge_discount, transposition, proven, exact, leaf_value, length,
+                        jnp.asarray(start, jnp.int32), config=config)
+
+  on_path = (jnp.arange(max_depth) < length) & (jnp.arange(max_depth) >= start)
+  # Off-path entries point past the end and are dropped by the scatters (slot
+  # D, the node below, too).
+  nodes = jnp.where(on_path, path_nodes, capacity)
+  new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
+  # Writing gathered + 1 (rather than scatter-adding a constant) makes each
+  # scatter depend on its gather, so XLA updates the arrays in place instead
+  # of copying them; the nodes are distinct, so this equals an add.
+  return (visits_all.at[jnp.append(nodes, capacity)].set(visits_read + 1, mode="drop"),
+          value_sum_all.at[nodes].add(values, mode="drop"),
+          edge_visits_all.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
+          edge_q_all.at[nodes, path_actions].set(new_q, mode="drop"), leaf_value)
+
+
+class _PathArrays:
+  """The graph arrays `_backup_one` reads, under `Graph`'s field names."""
+
+  def __init__(self, visits, value_sum, solved, num_parents, child, edge_visits, edge_q,
+               edge_reward, edge_discount):
+    self.visits, self.value_sum, self.solved = visits, value_sum, solved
+    self.num_parents, self.child = num_parents, child
+    self.edge_visits, self.edge_q = edge_visits, edge_q
+    self.edge_reward, self.edge_discount = edge_reward, edge_discount
+
+
+def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_actions, length,
+                  leaf_value, start, kind):
+  """`_backup_one` for a batch of games, reading and writing only the chunks
+  of `_CHUNK` path slots that hold some game's path edge.
+
+  Paths are mostly far shorter than D = `max_depth`: gathering and
+  scattering all D slots of every game costs more than the recursion itself.
+  Two loops over the chunks, run as many times as max_b(length) needs, do the
+  gathers then the scatters (loops, not a conditional, so XLA still updates
+  the arrays in place); the slots left out hold no path edge, so the result
+  is `_backup_one`'s.
+  """
+  in_arrays, *in_rest = in_batched
+  arrays = tuple(x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+                 for x, b in zip(arrays, in_arrays))
+  rest = [x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+          for x, b in zip((path_nodes, path_actions, length, leaf_value, start, kind), in_rest)]
+  path_nodes, path_actions, length, leaf_value, start, kind = rest
+  (visits_all, value_sum_all, solved_all, num_parents_all, child_all, edge_visits_all,
+   edge_q_all, edge_reward_all, edge_discount_all) = arrays
+  capacity = visits_all.shape[1]
+  max_depth = path_nodes.shape[1]
+  chunk = _CHUNK if max_depth % _CHUNK == 0 else max_depth
+  num_chunks = (jnp.max(length) + chunk - 1) // chunk
+
+  def chunk_of(x, c):
+    return jax.lax.dynamic_slice_in_dim(x, c * chunk, chunk, axis=1)
+
+  def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
+               edge_discount, nodes, actions):
+    return (visits[nodes], value_sum[nodes], solved[nodes], num_parents[nodes],
+            edge_visits[nodes, actions], edge_q[nodes, actions], edge_reward[nodes, actions],
+            edge_discount[nodes, actions])
+
+  def read(carry):
+    c, reads = carry
+    rows = jax.vmap(read_one)(visits_all, value_sum_all, solved_all, num_parents_all,
+                              edge_visits_all, edge_q_all, edge_reward_all, edge_discount_all,
+                              chunk_of(path_nodes, c), chunk_of(path_actions, c))
+    return c + 1, tuple(jax.lax.dynamic_update_slice_in_dim(x, row, c * chunk, axis=1)
+                        for x, row in zip(reads, rows))
+
+  dtypes = (jnp.int32, jnp.float32, jnp.int32, jnp.int32, jnp.int32, jnp.float32, jnp.float32,
+            jnp.float32)
+  _, reads = jax.lax.while_loop(
+      lambda carry: carry[0] < num_chunks, read,
+      (jnp.int32(0), tuple(jnp.zeros((axis_size, max_depth), d) for d in dtypes)))
+  visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward, edge_discount = reads
+
+  def below_one(visits_all, value_sum_all, solved_all, child_all, nodes, actions, length):
+    below = _path_and_below(_PathArrays(None, None, None, None, child_all, None, None, None,
+                                        None), nodes, actions, length)[-1]
+    return visits_all[below], value_sum_all[below], solved_all[below]
+
+  visits_below, value_sum_below, solved_below = jax.vmap(below_one)(
+      visits_all, value_sum_all, solved_all, child_all, path_nodes, path_actions, length)
+  transposition = (num_parents > 1) & config.corrects_transpositions
+  proven = (solved != graph_lib.UNKNOWN) & config.solver
+  exact = solver.exact_value(solved)
+  last = jnp.maximum(length - 1, 0)[:, None]
+
+  def at_last(x):
+    return jnp.take_along_axis(x, last, axis=1)[:, 0]
+
+  leaf_value = jnp.where(
+      _stops(kind),
+      _stop_value(kind, at_last(edge_reward), at_last(edge_discount), at_last(edge_visits),
+                  at_last(edge_q), visits_below, value_sum_below, solved_below, config),
+      leaf_value)
+  values, _ = _edge_values_batch(
+      config, axis_size, (True,) * 12, visits, value_sum, edge_visits.astype(jnp.float32),
+      edge_q, edge_reward, edge_discount, transposition, proven, exact, leaf_value, length,
+      start)
+  steps = jnp.arange(max_depth)
+  on_path = (steps < length[:, None]) & (steps >= start[:, None])
+  nodes = jnp.where(on_path, path_nodes, capacity)
+  new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
+
+  def write_one(visits_all, value_sum_all, edge_visits_all, edge_q_all, nodes, actions, visits,
+                values, edge_visits, new_q):
+    return (visits_all.at[nodes].set(visits + 1, mode="drop"),
+            value_sum_all.at[nodes].add(values, mode="drop"),
+            edge_visits_all.at[nodes, actions].set(edge_visits + 1, mode="drop"),
+            edge_q_all.at[nodes, actions].set(new_q, mode="drop"))
+
+  def write(carry):
+    c, written = carry
+    return c + 1, jax.vmap(write_one)(
+        *written, *[chunk_of(x, c) for x in (nodes, path_actions, visits, values, edge_visits,
+                                             new_q)])
+
+  _, written = jax.lax.while_loop(
+      lambda carry: carry[0] < num_chunks, write,
+      (jnp.int32(0), (visits_all, value_sum_all, edge_visits_all, edge_q_all)))
+  return (*written, leaf_value), (True,) * 5
+
+
+# Path slots per chunk of `_backup_batch`'s loops.
+_CHUNK = 16
+
+
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
            length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
            start: chex.Array = 0) -> graph_lib.Graph:
@@ -269,63 +549,12 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   if config.recomputes_values:
     return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start,
                           kind)
-  max_depth = path_nodes.shape[0]
-  # One gather per array: the pre-update statistics of the path, and of the
-  # node below it for the stop value (slot D).
-  read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
-  visits_read = graph.visits[read_nodes]
-  value_sum_read = graph.value_sum[read_nodes]
-  solved_read = graph.solved[read_nodes]
-  visits, value_sum = visits_read[:max_depth], value_sum_read[:max_depth]
-  transposition = (graph.num_parents[path_nodes] > 1) & config.corrects_transpositions
-  edge_visits = graph.edge_visits[path_nodes, path_actions]
-  edge_q = graph.edge_q[path_nodes, path_actions]
-  edge_reward = graph.edge_reward[path_nodes, path_actions]
-  edge_discount = graph.edge_discount[path_nodes, path_actions]
-  # Nodes proven by now (the solver runs before the backup) pass up exact values.
-  proven = (solved_read[:max_depth] != graph_lib.UNKNOWN) & config.solver
-  exact = solver.exact_value(solved_read[:max_depth])
-  leaf_value = jnp.asarray(leaf_value, jnp.float32)
-  if kind is not None:
-    last = jnp.maximum(length - 1, 0)
-    leaf_value = jnp.where(
-        _stops(kind),
-        _stop_value(kind, edge_reward[last], edge_discount[last], edge_visits[last],
-                    edge_q[last], visits_read[max_depth], value_sum_read[max_depth],
-                    solved_read[max_depth], config),
-        leaf_value)
+  arrays = (graph.visits, graph.value_sum, graph.solved, graph.num_parents, graph.child,
+            graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
+  kind = graph_lib.RUNNING if kind is None else kind
+  visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config)(
+      arrays, path_nodes, path_actions, length, jnp.asarray(leaf_value, jnp.float32),
+      jnp.asarray(start, jnp.int32), jnp.asarray(kind, jnp.int32))
+  return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,
+                       edge_q=edge_q), leaf_value
 
-  def body(carry):
-    i, value, values = carry
-    # `value` is what edge i receives; derive what edge i - 1 receives.
-    values = values.at[i].set(value)
-    updated = graph_lib.node_value(visits[i] + 1, value_sum[i] + value)
-    up = jnp.maximum(i - 1, 0)
-    plain = edge_reward[up] + edge_discount[up] * value
-    target = edge_reward[up] + edge_discount[up] * updated
-    corrected = correction_value(edge_visits[up].astype(jnp.float32), edge_q[up],
-                                           target, config)
-    exact_up = edge_reward[up] + edge_discount[up] * exact[i]
-    return i - 1, jnp.select([proven[i], transposition[i]], [exact_up, corrected], plain), values
-
-  # A loop over the path's own length (not max_depth): paths are short.
-  # `values` [D] ends up holding what each path edge receives, 0 beyond `length`.
-  _, _, values = jax.lax.while_loop(
-      lambda carry: carry[0] >= start, body,
-      (length - 1, leaf_value, jnp.zeros((max_depth,), jnp.float32)))
-
-  on_path = (jnp.arange(max_depth) < length) & (jnp.arange(max_depth) >= start)
-  # Off-path entries point past the end and are dropped by the scatters (slot
-  # D, the node below, too).
-  nodes = jnp.where(on_path, path_nodes, graph.capacity)
-  new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
-  # Writing gathered + 1 (rather than scatter-adding a constant) makes each
-  # scatter depend on its gather, so XLA updates the arrays in place instead
-  # of copying them; the nodes are distinct, so this equals an add.
-  return graph.replace(
-      visits=graph.visits.at[jnp.append(nodes, graph.capacity)].set(visits_read + 1,
-                                                                    mode="drop"),
-      value_sum=graph.value_sum.at[nodes].add(values, mode="drop"),
-      edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
-      edge_q=graph.edge_q.at[nodes, path_actions].set(new_q, mode="drop"),
-  ), leaf_value
