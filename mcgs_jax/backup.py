@@ -58,10 +58,32 @@ def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.A
 LINKED = -1
 
 
-def _stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_value_sum,
-                child_solved, config):
-  """`stop_value` from the last edge's statistics and its child's, read by the
-  caller (scalars)."""
+def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_value_sum,
+               child_solved, config: config_lib.SearchConfig) -> chex.Array:
+  """The value of the last edge of a simulation that ends without expanding.
+
+  By the end `kind` (graph.TERMINAL_EDGE, ...): the terminal reward, the
+  proven node's exact value, the correction toward a diverged transposition,
+  or the current estimate (depth limit, dead end, cycle, a `LINKED` edge);
+  0 for the other kinds. The backup reads the statistics at backup time, so
+  earlier leaves of a step (`leaves_per_step`) are taken into account, and
+  through the gathers its own writes depend on (see `backup_stop`).
+
+  Args:
+    kind: int32, the simulation end code (`selection.Selection.kind`).
+    reward: f32, the last edge's reward.
+    discount: f32, the last edge's discount.
+    edge_visits: int32, the last edge's visits.
+    edge_q: f32, the last edge's Q.
+    child_visits: int32, the visits of the node below the edge.
+    child_value_sum: f32, that node's value sum.
+    child_solved: int32, that node's solver state.
+    config: SearchConfig.
+
+  Returns:
+    f32, the value from the mover's view at the edge's parent (same shape
+    as the arguments).
+  """
   target = reward + discount * graph_lib.node_value(child_visits, child_value_sum)
   corrected = correction_value(edge_visits.astype(jnp.float32), edge_q, target, config)
   exact = reward + discount * solver.exact_value(child_solved)
@@ -71,33 +93,6 @@ def _stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child
        (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
        (kind == graph_lib.CYCLE) | (kind == LINKED)],
       [reward, exact, corrected, target], 0.0)
-
-
-def stop_value(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
-               kind: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
-  """The value of the last edge of ONE game's simulation that ends without expanding.
-
-  By the end `kind` (graph.TERMINAL_EDGE, ...): the terminal reward, the
-  proven node's exact value, the correction toward a diverged transposition,
-  or the current estimate (depth limit, dead end, cycle); 0 for the other
-  kinds. Read from the graph's current statistics, at backup time, so
-  earlier leaves of a step (`leaves_per_step`) are taken into account
-  (`backup_stop` with `kind` reads the same values itself).
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    parent: int32 scalar, the edge's node.
-    action: int32 scalar, the edge's action.
-    kind: int32 scalar, the simulation end code (`selection.Selection.kind`).
-    config: SearchConfig.
-
-  Returns:
-    f32 scalar, the value from the mover's view at `parent`.
-  """
-  child = jnp.maximum(graph.child[parent, action], 0)
-  return _stop_value(kind, graph.edge_reward[parent, action], graph.edge_discount[parent, action],
-                     graph.edge_visits[parent, action], graph.edge_q[parent, action],
-                     graph.visits[child], graph.value_sum[child], graph.solved[child], config)
 
 
 def _path_and_below(graph, path_nodes, path_actions, length):
@@ -173,7 +168,7 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
   if kind is not None:
     leaf_value = jnp.where(
         _stops(kind),
-        _stop_value(kind, graph.edge_reward[path_nodes[last], path_actions[last]],
+        stop_value(kind, graph.edge_reward[path_nodes[last], path_actions[last]],
                     graph.edge_discount[path_nodes[last], path_actions[last]],
                     edge_visits[last], edge_q[last], visits[max_depth],
                     graph.value_sum[read_nodes[max_depth]], graph.solved[read_nodes[max_depth]],
@@ -305,15 +300,9 @@ def _edge_values_batch(config, axis_size, in_batched, *args):
   return jnp.where(inside, values, 0.0), True
 
 
+@functools.lru_cache(maxsize=None)
 def _custom_backup(config):
   """`_backup_one` for `config` (static), vmapped by `_backup_batch`."""
-  return _CUSTOM_BACKUPS.setdefault(config, _make_custom_backup(config))
-
-
-_CUSTOM_BACKUPS = {}
-
-
-def _make_custom_backup(config):
   core = custom_batching.custom_vmap(functools.partial(_backup_one, config))
   core.def_vmap(functools.partial(_backup_batch, config))
   return core
@@ -356,7 +345,7 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
   last = jnp.maximum(length - 1, 0)
   leaf_value = jnp.where(
       _stops(kind),
-      _stop_value(kind, edge_reward[last], edge_discount[last], edge_visits[last],
+      stop_value(kind, edge_reward[last], edge_discount[last], edge_visits[last],
                   edge_q[last], visits_read[max_depth], value_sum_read[max_depth],
                   solved_read[max_depth], config),
       leaf_value)
@@ -456,7 +445,7 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
 
   leaf_value = jnp.where(
       _stops(kind),
-      _stop_value(kind, at_last(edge_reward), at_last(edge_discount), at_last(edge_visits),
+      stop_value(kind, at_last(edge_reward), at_last(edge_discount), at_last(edge_visits),
                   at_last(edge_q), visits_below, value_sum_below, solved_below, config),
       leaf_value)
   values, _ = _edge_values_batch(
@@ -520,8 +509,8 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   `stop_value`, read here.
 
   With `kind` (int32, how the simulation ended) the last edge of a stopping
-  kind (`stop_value`'s) takes `stop_value(graph, parent, action, kind)`
-  instead of `leaf_value`, the same value, but read through the gathers the
+  kind (`stop_value`'s) takes `stop_value` of its statistics instead of
+  `leaf_value`, read through the gathers the
   backup's own writes depend on; kind `LINKED` (an edge just linked to an
   existing node) takes reward + discount * V(child), as a depth limit does.
   A read of the pre-backup statistics that no write depends on leaves XLA
