@@ -409,9 +409,16 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
 
   def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
                edge_discount, nodes, actions):
-    return (visits[nodes], value_sum[nodes], solved[nodes], num_parents[nodes],
-            edge_visits[nodes, actions], edge_q[nodes, actions], edge_reward[nodes, actions],
-            edge_discount[nodes, actions])
+    take = graph_lib.take   # vmapped: flat-index gathers
+    # Statistics this mode never reads are not gathered (loop-carried, the
+    # compiler would keep the gathers).
+    unused = jnp.zeros(nodes.shape, jnp.int32)
+    return (take(visits, nodes), take(value_sum, nodes),
+            take(solved, nodes) if config.solver else unused,
+            take(num_parents, nodes) if config.corrects_transpositions else unused,
+            take(edge_visits, nodes, actions),
+            take(edge_q, nodes, actions), take(edge_reward, nodes, actions),
+            take(edge_discount, nodes, actions))
 
   def read(carry):
     c, reads = carry

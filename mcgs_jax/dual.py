@@ -174,20 +174,23 @@ def key_match(small: graph_lib.Graph, large: graph_lib.Graph) -> tuple[chex.Arra
 
 
 def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node: chex.Array,
-                     parent_action: chex.Array, tried: chex.Array, max_depth: int):
+                     parent_action: chex.Array, tried: chex.Array,
+                     config: config_lib.SearchConfig):
   """ONE game: the large search's next leaf by the small search's priority.
 
   Args:
     small, large: ONE game's T_S and T_L.
     parent_node, parent_action: T_S's `parents`.
     tried: bool[N_S], T_S nodes already chosen in this phase.
-    max_depth: D, the length of the path arrays.
+    config: the large search's SearchConfig (reads `max_depth`, D, the
+      length of the path arrays, and `links_transpositions`).
 
   Returns:
     (selection, ok, target): the Selection of the edge of T_L that leads to
     the target's state, whether it is usable (a target exists, its path is in
     T_L down to an unexpanded last edge), and the target (T_S node index).
   """
+  max_depth = config.max_depth
   num_nodes = small.visits.shape[0]
   index = jnp.arange(num_nodes, dtype=jnp.int32)
   in_large, _ = key_match(small, large)
@@ -226,7 +229,8 @@ def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node
   sel = selection.Selection(
       path_nodes=path_nodes, path_actions=path_actions, length=length,
       kind=jnp.int32(graph_lib.EXPAND), parent=parent, action=path_actions[last],
-      start=jnp.int32(0), explored=jnp.bool_(False), stale=jnp.int32(-1))
+      start=jnp.int32(0), explored=jnp.bool_(False), stale=jnp.int32(-1),
+      path_marks=selection.mark_path(path_nodes, length, large.capacity, config))
   return sel, ok, target
 
 
@@ -258,7 +262,7 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
   docstring); PUCT where no prioritised leaf is usable."""
   large_config = config.large
   parent_node, parent_action = jax.vmap(parents)(small)
-  guide = jax.vmap(functools.partial(guided_selection, max_depth=large_config.max_depth))
+  guide = jax.vmap(functools.partial(guided_selection, config=large_config))
   expand_and_backup = jax.vmap(functools.partial(expansion.expand_and_backup,
                                                  config=large_config))
 

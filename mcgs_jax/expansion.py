@@ -118,10 +118,13 @@ def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model
     Transition [B] from each selected edge, found int32[B] and free_slot
     int32[B]; see `selection.select_batch` and `lookup`.
   """
-  sel = selection.select_batch(graph, rng, model, config, virtual_visits)
-  trans = model.transition(params, rng, graph_lib.gather_nodes(graph.embedding, sel.parent),
-                           sel.action)
-  found, free_slot = lookup(graph.table, trans.key, config)
+  with jax.named_scope("select"):
+    sel = selection.select_batch(graph, rng, model, config, virtual_visits)
+  with jax.named_scope("transition"):
+    trans = model.transition(params, rng, graph_lib.gather_nodes(graph.embedding, sel.parent),
+                             sel.action)
+  with jax.named_scope("lookup"):
+    found, free_slot = lookup(graph.table, trans.key, config)
   return sel, trans, found, free_slot
 
 
@@ -142,7 +145,10 @@ def closes_cycle(sel: selection.Selection, found: chex.Array,
   """
   if not config.links_transpositions:
     return jnp.zeros_like(found >= 0)
-  return (found >= 0) & selection.on_path(sel.path_nodes, sel.length, found)
+  # One read of the descent's marks. A scan of the path compiled into a
+  # reduction into which XLA fused the whole lookup behind `found`, redone
+  # for every path slot.
+  return (found >= 0) & graph_lib.take(sel.path_marks, jnp.maximum(found, 0))
 
 
 def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: chex.Array,
@@ -223,10 +229,11 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
 
   index = graph.nodes_used
   store = new_node & ~deferred & (index < graph.capacity)
-  graph = graph_lib.write_node(
-      graph, jnp.where(store, index, graph.capacity), key=trans.key,
-      embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
-      value=leaf_nn_value, num_parents=1)
+  with jax.named_scope("write_node"):
+    graph = graph_lib.write_node(
+        graph, jnp.where(store, index, graph.capacity), key=trans.key,
+        embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
+        value=leaf_nn_value, num_parents=1)
   indexed = store & (found < 0) & config.uses_table
   table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
 
@@ -271,8 +278,10 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
         leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
         * solver.exact_value(graph.solved[safe_last]), leaf_value)
     stop_kind = jnp.where(leaf_proven, graph_lib.RUNNING, stop_kind)
-  graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
-                                             leaf_value, config, start=sel.start, kind=stop_kind)
+  with jax.named_scope("backup"):
+    graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
+                                               leaf_value, config, start=sel.start,
+                                               kind=stop_kind)
   if config.hard_pruning:
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length,

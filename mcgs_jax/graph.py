@@ -155,6 +155,48 @@ def node_value(visits: chex.Array, value_sum: chex.Array) -> chex.Array:
   return jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1), 0.0)
 
 
+def _take_one(array, *indices):
+  return array[tuple(jnp.clip(i, 0, size - 1) for i, size in zip(indices, array.shape))]
+
+
+def _take_batch(axis_size, in_batched, array, *indices):
+  """The batched rule: a gather from the flattened array at flat indices.
+
+  XLA compiles a batched gather (`array[b, node, action]` of every game b)
+  into a general gather whose every element decodes an index vector; one
+  flat index into the flattened array is a simpler gather (about half the
+  time in a CPU micro-benchmark of [1024, 65, 7] reads).
+  """
+  array_batched, indices_batched = in_batched[0], in_batched[1:]
+  if not array_batched:
+    return _take_one(array, *indices), any(indices_batched)
+  # Indices of one game may be arrays (all of one shape): [B, ...] batched.
+  index_shape = jnp.broadcast_shapes(*[i.shape[1:] if batched else jnp.shape(i)
+                                       for i, batched in zip(indices, indices_batched)])
+  indices = [jnp.broadcast_to(i if batched else jnp.asarray(i)[None], (axis_size,) + index_shape)
+             for i, batched in zip(indices, indices_batched)]
+  flat_index = jnp.arange(axis_size, dtype=jnp.int32).reshape((-1,) + (1,) * len(index_shape))
+  for size, index in zip(array.shape[1:], indices):
+    flat_index = flat_index * size + jnp.clip(index, 0, size - 1)
+  rest = array.shape[1 + len(indices):]
+  flat = array.reshape((-1,) + rest)
+  return flat.at[flat_index].get(mode="promise_in_bounds"), True
+
+
+take = jax.custom_batching.custom_vmap(_take_one)
+take.def_vmap(_take_batch)
+take.__doc__ = """`array[indices]` for ONE game; vmapped, a flat-index gather.
+
+  Args:
+    array: ONE game's array, e.g. [N, A] or [N].
+    *indices: int32 scalars or arrays of one shape, one per leading axis
+      indexed (clamped to the axis, negative ones to 0).
+
+  Returns:
+    `array[indices]`: elements or rows, of the indices' shape.
+  """
+
+
 def gather_nodes(tree: Any, index: chex.Array) -> Any:
   """One node per game.
 
@@ -250,7 +292,11 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
     num_parents: int32 scalar.
 
   Returns:
-    The Graph with the node written (visits 1) and its edges reset.
+    The Graph with the node written (visits 1). Its other fields (edge
+    statistics, solver state, AMAF, pruning) keep the blank values of `empty`:
+    nodes are only appended at `nodes_used`, and `advance` rebuilds the graph
+    from `empty`, so a slot is blank until it is written (one scatter kernel
+    per array per simulation saved).
   """
   def put(array, x):
     return array.at[index].set(x, mode="drop")
@@ -262,17 +308,7 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       num_parents=put(graph.num_parents, num_parents),
       key=put(graph.key, key),
       embedding=jax.tree.map(put, graph.embedding, embedding),
-      solved=put(graph.solved, UNKNOWN),
-      end_in_ply=put(graph.end_in_ply, 0),
-      bounds=put(graph.bounds, UNBOUNDED),
       child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),
-      edge_visits=put(graph.edge_visits, 0),
-      edge_q=put(graph.edge_q, 0.0),
-      edge_reward=put(graph.edge_reward, 0.0),
-      edge_discount=put(graph.edge_discount, 0.0),
-      pruned=put(graph.pruned, False),
-      amaf_visits=put(graph.amaf_visits, 0),
-      amaf_q=put(graph.amaf_q, 0.0),
   )
 
 

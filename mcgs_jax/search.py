@@ -129,7 +129,8 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   if config.leaves_per_step > 1:
     return leaves.simulate_leaves(params, step_rng, eval_rng, graph, model, eval_fn, config,
                                    active)
-  sel, trans, found, free_slot = expansion.descend(params, step_rng, graph, model, config)
+  with jax.named_scope("descend"):
+    sel, trans, found, free_slot = expansion.descend(params, step_rng, graph, model, config)
   sel = expansion.deactivate(sel, active)
   expand_and_backup = jax.vmap(functools.partial(expansion.expand_and_backup, config=config))
   if config.max_nn_evals is not None and config.free_retries > 0:
@@ -160,10 +161,12 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
 
     _, graph, sel, trans, found, free_slot = jax.lax.while_loop(
         cond, body, (jnp.int32(0), graph, sel, trans, found, free_slot))
-  prior, nn_value, nan = expansion.evaluate(params, eval_rng, eval_fn, trans.embedding,
-                                            trans.legal, config)
+  with jax.named_scope("evaluate"):
+    prior, nn_value, nan = expansion.evaluate(params, eval_rng, eval_fn, trans.embedding,
+                                              trans.legal, config)
   graph = graph_lib.add_stats(graph, eval_rows=jnp.ones((graph.batch_size,), jnp.int32))
-  graph = expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan)
+  with jax.named_scope("expand_and_backup"):
+    graph = expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan)
   return graph, sel
 
 

@@ -86,20 +86,27 @@ class Selection:
   start: chex.Array         # int32, first path edge the backup updates
   explored: chex.Array      # bool, an exploration trajectory
   stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
+  path_marks: chex.Array    # bool[N], the nodes of the path where links can close cycles
+                            # (`SearchConfig.links_transpositions`), bool[0] otherwise
 
 
-def on_path(path_nodes: chex.Array, length: chex.Array, node: chex.Array) -> chex.Array:
-  """Whether `node` is one of the first `length` entries of a path.
+def mark_path(path_nodes: chex.Array, length: chex.Array, capacity: int,
+              config: config_lib.SearchConfig) -> chex.Array:
+  """`Selection.path_marks` of a path built outside the descent.
 
   Args:
     path_nodes: int32[D], the path's nodes from the root.
-    length: int32 scalar, the path's edges.
-    node: int32 scalar.
+    length: int32 scalar, the path's edges (its first `length` nodes marked).
+    capacity: N.
+    config: reads `links_transpositions` (no marks, bool[0], without).
 
   Returns:
-    bool scalar.
+    bool[N] (bool[0] without links).
   """
-  return jnp.any((path_nodes == node) & (jnp.arange(path_nodes.shape[0]) < length))
+  if not config.links_transpositions:
+    return jnp.zeros((0,), bool)
+  marked = jnp.where(jnp.arange(path_nodes.shape[0]) < length, path_nodes, capacity)
+  return jnp.zeros((capacity,), bool).at[marked].set(True, mode="drop")
 
 
 def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig):
@@ -138,8 +145,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   Returns:
     f32[A] scores.
   """
-  edge_visits = graph.edge_visits[node].astype(jnp.float32)
-  edge_q = graph.edge_q[node]
+  edge_visits = graph_lib.take(graph.edge_visits, node).astype(jnp.float32)
+  edge_q = graph_lib.take(graph.edge_q, node)
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
@@ -155,7 +162,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
   total = edge_visits.sum()
-  u = (exploration_weight(total, config) * graph.prior[node] * jnp.sqrt(total + 1.0)
+  u = (exploration_weight(total, config) * graph_lib.take(graph.prior, node) * jnp.sqrt(total + 1.0)
        / (1.0 + edge_visits))
   scores = jnp.where(legal, q + u, -jnp.inf)
   if config.min_root_visit_fraction > 0:
@@ -176,12 +183,18 @@ def allowed_moves(graph, node, config):
   Returns:
     bool[A].
   """
-  allowed = graph.child[node] != graph_lib.ILLEGAL
+  allowed = graph_lib.take(graph.child, node) != graph_lib.ILLEGAL
   if config.solver:
     allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
   if config.progressive_pruning != "off":
     allowed = pruning.keep_unpruned(graph, node, allowed, config)
   return allowed
+
+
+def _at(action, row):
+  """row[action] of a row [A] as a masked sum: under vmap a fused reduction
+  over [B, A] instead of a gather."""
+  return jnp.sum(jnp.where(jnp.arange(row.shape[0]) == action, row, jnp.zeros_like(row)))
 
 
 def _best(score, allowed):
@@ -263,12 +276,16 @@ def _explore_action(graph, node, puct_action, explore, config):
   return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 
-def _descent_start(max_depth):
+def _descent_start(config, capacity):
   """The descent's carry before the first step: (node, depth, kind, path_nodes
-  [D], path_actions [D], length, stale)."""
+  [D], path_actions [D], length, stale, marks). `marks` bool[N] flags the
+  nodes on the path (the root to start with) where links can close cycles,
+  so the cycle test is one read instead of a scan of the path; bool[0]
+  otherwise."""
+  marks = jnp.arange(capacity if config.links_transpositions else 0) == 0
   return (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
-          jnp.zeros((max_depth,), jnp.int32), jnp.zeros((max_depth,), jnp.int32),
-          jnp.int32(0), jnp.int32(-1))
+          jnp.zeros((config.max_depth,), jnp.int32), jnp.zeros((config.max_depth,), jnp.int32),
+          jnp.int32(0), jnp.int32(-1), marks)
 
 
 def _root_scores(graph, virtual_visits, config):
@@ -286,7 +303,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
-  node, depth, kind_before, path_nodes, path_actions, length_before, stale_before = carry
+  (node, depth, kind_before, path_nodes, path_actions, length_before, stale_before,
+   marks) = carry
   running = kind_before == RUNNING
   stale = stale_before
   if config.solver:
@@ -314,21 +332,23 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
   path_nodes = path_nodes.at[slot].set(node, mode="drop")
   path_actions = path_actions.at[slot].set(action, mode="drop")
 
-  child = graph.child[node, action]
+  # The node's rows, gathered for the scores already (the same gathers, merged
+  # by the compiler), give the chosen edge's child and Q without new gathers.
+  child = _at(action, graph_lib.take(graph.child, node))
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  target = (graph.edge_reward[node, action] + graph.edge_discount[node, action] *
-            graph_lib.node_value(graph.visits[safe_child], graph.value_sum[safe_child]))
-  diverged = (use_corrections & is_node & (graph.num_parents[safe_child] > 1) &
-              (jnp.abs(graph.edge_q[node, action] - target) > config.q_eps))
-  proven = is_node & (graph.solved[safe_child] != graph_lib.UNKNOWN) & config.solver
+  target = (graph_lib.take(graph.edge_reward, node, action) + graph_lib.take(graph.edge_discount, node, action) *
+            graph_lib.node_value(graph_lib.take(graph.visits, safe_child), graph_lib.take(graph.value_sum, safe_child)))
+  diverged = (use_corrections & is_node & (graph_lib.take(graph.num_parents, safe_child) > 1) &
+              (jnp.abs(_at(action, graph_lib.take(graph.edge_q, node)) - target) > config.q_eps))
+  proven = is_node & (graph_lib.take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
   # Only links close cycles; descending into a node of the path would make
   # the backup update it twice, so the simulation stops there.
   cycle = jnp.bool_(False)
   if config.links_transpositions:
-    cycle = is_node & ~proven & on_path(path_nodes, depth + 1, child)
+    cycle = is_node & ~proven & graph_lib.take(marks, safe_child)
 
   kind = jnp.select(
       [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
@@ -338,23 +358,27 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
       RUNNING).astype(jnp.int32)
   descend = kind == RUNNING
   next_node = jnp.where(descend, safe_child, node)
+  if config.links_transpositions:
+    marks = marks.at[jnp.where(running & descend, safe_child, marks.shape[0])].set(
+        True, mode="drop")
   next_depth = jnp.where(descend, depth + 1, depth)
   # The last edge: at a dead end it is the edge into `node`, one step up.
   length = jnp.where(~has_move, depth, depth + 1)
   keep = lambda new, old: jnp.where(running, new, old)
   return (keep(next_node, node), keep(next_depth, depth), keep(kind, kind_before), path_nodes,
-          path_actions, keep(length, length_before), keep(stale, stale_before))
+          path_actions, keep(length, length_before), keep(stale, stale_before), marks)
 
 
 def _descent_end(carry, explore):
   """ONE game's Selection from its finished descent."""
-  _, _, kind, path_nodes, path_actions, length, stale = carry
+  _, _, kind, path_nodes, path_actions, length, stale, marks = carry
   last = jnp.maximum(length - 1, 0)
   explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
-                   action=path_actions[last], start=start, explored=explored, stale=stale)
+                   action=path_actions[last], start=start, explored=explored, stale=stale,
+                   path_marks=marks)
 
 
 def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
@@ -377,7 +401,7 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   carry = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING,
       lambda carry: _descent_step(graph, explore, virtual_visits, root_scores, carry, config),
-      _descent_start(config.max_depth))
+      _descent_start(config, graph.capacity))
   return _descent_end(carry, explore)
 
 
@@ -420,5 +444,5 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
       lambda carry: jnp.any(carry[2] == RUNNING),
       lambda carry: step(graph, explore, virtual_visits, root_scores, carry),
       jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
-                   _descent_start(config.max_depth)))
+                   _descent_start(config, graph.capacity)))
   return jax.vmap(_descent_end)(carry, explore)

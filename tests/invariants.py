@@ -21,6 +21,14 @@ def check_graph(g, b, config, legal_of=None):
   edge_visits = g.edge_visits[b, :used]
   visits = g.visits[b, :used]
   assert 1 <= used <= g.visits.shape[1]
+  # Slots not yet used hold `graph_lib.empty`'s blank values (`write_node`
+  # relies on it).
+  blank = dict(visits=0, value_sum=0.0, nn_value=0.0, prior=0.0, num_parents=0, solved=0,
+               end_in_ply=0, bounds=graph_lib.UNBOUNDED, child=graph_lib.UNEXPANDED,
+               edge_visits=0, edge_q=0.0, edge_reward=0.0, edge_discount=0.0, pruned=False,
+               amaf_visits=0, amaf_q=0.0)
+  for name, value in blank.items():
+    assert np.all(np.asarray(getattr(g, name))[b, used:] == value), name
   # Every stored child index points at a stored node.
   assert np.all((child < used) & (child >= graph_lib.ILLEGAL))
   # Visit conservation: a node's visits are its own evaluation plus one per

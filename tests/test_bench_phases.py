@@ -15,3 +15,28 @@ def test_bench_phases_writes_its_rows(tmp_path):
                    "phase lookup", "phase evaluation", "phase expansion+backup", "phase step"]
   assert all(float(r["median_ms"]) > 0 for r in rows)
   assert float(rows[-1]["share_of_step"]) == 1.0
+
+
+def test_profile_search_phase_of_scopes():
+  from experiments import profile_search
+  search = "jit(search)/while/body/"
+  assert profile_search.phase_of(search + "descend/select/while/body/vmap()/gather") == (
+      "descend/select")
+  assert profile_search.phase_of(search + "descend/lookup/vmap()/and") == "descend/lookup"
+  assert profile_search.phase_of(search + "evaluate/MLP/Dense_0/dot_general") == "evaluate"
+  eb = search + "expand_and_backup/"
+  assert profile_search.phase_of(eb + "vmap(write_node)/scatter") == "expand: write_node"
+  assert profile_search.phase_of(eb + "vmap(backup)/while/body/select_n") == "expand: backup"
+  assert profile_search.phase_of(eb + "vmap()/add") == "expand: other"
+  assert profile_search.phase_of("jit(search)/vmap()/broadcast_in_dim") == "other"
+
+
+def test_profile_search_attributes_kernels_to_phases():
+  from experiments import profile_search
+  rows = profile_search.profile("mcgs", batch=2, sims=4, repeats=1)
+  phases = {row["phase"]: row for row in rows}
+  # Every simulation selects, steps the env, looks up, evaluates and backs up.
+  for phase in ("descend/select", "descend/transition", "descend/lookup", "evaluate",
+                "expand: backup", "expand: write_node"):
+    assert phases[phase]["launches_per_sim"] >= 1, phase
+  assert abs(sum(row["share"] for row in rows) - 1.0) < 0.01
