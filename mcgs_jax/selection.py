@@ -162,8 +162,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
   total = edge_visits.sum()
-  u = (exploration_weight(total, config) * graph_lib.take(graph.prior, node) * jnp.sqrt(total + 1.0)
-       / (1.0 + edge_visits))
+  prior = graph_lib.take(graph.prior, node)
+  u = exploration_weight(total, config) * prior * jnp.sqrt(total + 1.0) / (1.0 + edge_visits)
   scores = jnp.where(legal, q + u, -jnp.inf)
   if config.min_root_visit_fraction > 0:
     scores = pruning.force_min_root_visits(node, scores, edge_visits, graph.prior[node], config)
@@ -334,21 +334,22 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
 
   # The node's rows, gathered for the scores already (the same gathers, merged
   # by the compiler), give the chosen edge's child and Q without new gathers.
-  child = _at(action, graph_lib.take(graph.child, node))
+  take = graph_lib.take
+  child = _at(action, take(graph.child, node))
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  target = (graph_lib.take(graph.edge_reward, node, action) + graph_lib.take(graph.edge_discount, node, action) *
-            graph_lib.node_value(graph_lib.take(graph.visits, safe_child), graph_lib.take(graph.value_sum, safe_child)))
-  diverged = (use_corrections & is_node & (graph_lib.take(graph.num_parents, safe_child) > 1) &
-              (jnp.abs(_at(action, graph_lib.take(graph.edge_q, node)) - target) > config.q_eps))
-  proven = is_node & (graph_lib.take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
+  target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
+            graph_lib.node_value(take(graph.visits, safe_child), take(graph.value_sum, safe_child)))
+  diverged = (use_corrections & is_node & (take(graph.num_parents, safe_child) > 1) &
+              (jnp.abs(_at(action, take(graph.edge_q, node)) - target) > config.q_eps))
+  proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
   # Only links close cycles; descending into a node of the path would make
   # the backup update it twice, so the simulation stops there.
   cycle = jnp.bool_(False)
   if config.links_transpositions:
-    cycle = is_node & ~proven & graph_lib.take(marks, safe_child)
+    cycle = is_node & ~proven & take(marks, safe_child)
 
   kind = jnp.select(
       [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
