@@ -391,7 +391,8 @@ def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
 
 def largest_matches(rows: list[dict]) -> list[dict]:
   """One row per pairing (part, env, network, a, b): the one of the most
-  games, the later on a tie; in the order of the pairings' first rows."""
+  games, the later on a tie; sorted by part, env, network and b's budget,
+  pairings of equal ones in the order of their first rows."""
   best, order = {}, []
   for r in rows:
     key = (r["part"], r["env"], r["network"], r["a"], r["b"])
@@ -400,6 +401,8 @@ def largest_matches(rows: list[dict]) -> list[dict]:
       best[key] = r
     elif int(r["games"]) >= int(best[key]["games"]):
       best[key] = r
+  first = {k: i for i, k in enumerate(order)}
+  order.sort(key=lambda k: (k[:3], _num(best[k]["budget_b"]), first[k]))
   return [best[k] for k in order]
 
 

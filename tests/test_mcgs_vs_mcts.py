@@ -46,11 +46,12 @@ def test_nim_openings_are_distinct_running_positions(env_id, plies, count, expec
 
 
 def test_largest_matches_keeps_the_match_of_most_games_per_pairing():
-  def row(a, games, elo):
-    return dict(part="nim", env="nim", network="n", a=a, b="mcgs@8", games=str(games), elo=elo)
-  rows = [row("tree@8", 196, 1), row("katago@8", 196, 2), row("tree@8", 520, 3),
-          row("katago@8", 128, 4)]
-  assert [r["elo"] for r in mvm.largest_matches(rows)] == [3, 2]
+  def row(budget, a, games, elo):
+    return dict(part="nim", env="nim", network="n", a=f"{a}@{budget}", b=f"mcgs@{budget}",
+                budget_b=str(budget), games=str(games), elo=elo)
+  rows = [row(16, "tree", 196, 1), row(8, "tree", 196, 2), row(8, "katago", 196, 3),
+          row(8, "tree", 520, 4), row(8, "katago", 128, 5), row(16, "tree", 196, 6)]
+  assert [r["elo"] for r in mvm.largest_matches(rows)] == [4, 3, 6]
 
 
 def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_path):
