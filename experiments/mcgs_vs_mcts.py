@@ -3,12 +3,14 @@ evaluations and at equal time, memory, move accuracy and an ablation.
 
   python -m experiments.mcgs_vs_mcts --part evals     # Elo vs evaluations per move
   python -m experiments.mcgs_vs_mcts --part time      # Elo at equal time per move
+  python -m experiments.mcgs_vs_mcts --part time --game nim   # the same on Nim
   python -m experiments.mcgs_vs_mcts --part memory    # nodes and bytes per search
   python -m experiments.mcgs_vs_mcts --part accuracy  # Pons sets, move accuracy
   python -m experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
   python -m experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
   python -m experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
   common flags: --network shipped|weak --budgets 32 64 128 256 --openings 128
+                --nim-envs nim nim-piles:3,5,7,9 --nim-plies 2
                 --out results/mcgs_vs_mcts --docs docs/mcgs_vs_mcts
 
 Searches are `SearchConfig` backup modes: `mcgs` (the graph with corrected
@@ -33,7 +35,8 @@ Every agent plays deterministically (most visited move, no root noise).
   (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
   in [-noise, noise], and pseudo-random prior logits; about (1 - 0.5/noise)/2
   of the positions get a value of the wrong sign. Openings: distinct
-  positions after 2 random moves.
+  positions after `--nim-plies` random moves (2 by default; Nim (1,3,5,7)
+  has only 98 of them, 265 after 3 moves).
 
 Elo: `learning.elo.fit` of each match (two players, the mcgs side at 0) with
 a bootstrap 95% interval. Stats per search (means over the agent's searches):
@@ -43,8 +46,11 @@ the bytes of a node with its edges, plus the hash table) and ms per move
 compile, left out).
 
 Resumable: every finished match appends its games to OUT/games.csv and its
-summary to OUT/matches.csv; a match already there is skipped when the command
-runs again.
+summary to OUT/matches.csv; a match already there with the same number of
+games is skipped when the command runs again. The equal-time part also reuses
+the times per move of OUT/timing.csv measured on the same openings, so a rerun
+plays the same budgets. Where a pairing was played more than once (other
+openings), the plots and summaries take its match of the most games.
 """
 
 import argparse
@@ -105,6 +111,7 @@ MATCH_FIELDS = (("part", "env", "network", "a", "b", "budget_a", "budget_b", "ga
 GAME_FIELDS = ("part", "env", "network", "a", "b", "game", "score")
 MEMORY_FIELDS = ("env", "network", "mode", "simulations", "nn_evals", "nodes", "bytes_in_use",
                  "bytes_allocated", "transposition_hits", "tt_cache_hits")
+TIMING_FIELDS = ("env", "network", "openings", "mode", "budget", "ms_per_move")
 ACCURACY_FIELDS = ("set", "network", "search", "budget", "positions", "preserving",
                    "preserving_lo", "preserving_hi", "optimal", "optimal_lo", "optimal_hi",
                    "ms_per_move", "nodes")
@@ -206,12 +213,12 @@ def nim_openings(env: Any, count: int, plies: int = 2, seed: int = 0) -> Any:
   return jax.tree.map(lambda x: jnp.asarray(x[np.sort(first)]), states)
 
 
-def nim_setting(env_id: str, count: int, noise: float = 0.8) -> Setting:
+def nim_setting(env_id: str, count: int, noise: float = 0.8, plies: int = 2) -> Setting:
   env = envs.make(env_id)
   # Transpositions make many simulations free in Nim: a higher cap lets
   # mcgs spend its evaluations.
   return Setting(env=env, eval_fn=NoisyNimEval(env, noise=noise), params=None,
-                 network=f"noisy{noise:g}", openings=nim_openings(env, count),
+                 network=f"noisy{noise:g}", openings=nim_openings(env, count, plies),
                  simulations_per_eval=NIM_SIMULATIONS_PER_EVAL)
 
 
@@ -368,10 +375,35 @@ def play_match(setting: Setting, part: str, a: MeasuredAgent, b: MeasuredAgent,
 
 
 def _done(out: str | None) -> set:
+  """Keys (`_match_key`) of the matches in OUT/matches.csv."""
   if not out:
     return set()
-  return {(r["part"], r["env"], r["network"], r["a"], r["b"])
+  return {(r["part"], r["env"], r["network"], r["a"], r["b"], int(r["games"]))
           for r in read_csv(os.path.join(out, "matches.csv"))}
+
+
+def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
+  """A match's key in `_done`: the pairing and its number of games (each
+  opening twice)."""
+  return (part, setting.env.id, setting.network, a_name, b_name,
+          2 * len(np.asarray(setting.openings.ply)))
+
+
+def largest_matches(rows: list[dict]) -> list[dict]:
+  """One row per pairing (part, env, network, a, b): the one of the most
+  games, the later on a tie; sorted by part, env, network and b's budget,
+  pairings of equal ones in the order of their first rows."""
+  best, order = {}, []
+  for r in rows:
+    key = (r["part"], r["env"], r["network"], r["a"], r["b"])
+    if key not in best:
+      order.append(key)
+      best[key] = r
+    elif int(r["games"]) >= int(best[key]["games"]):
+      best[key] = r
+  first = {k: i for i, k in enumerate(order)}
+  order.sort(key=lambda k: (k[:3], _num(best[k]["budget_b"]), first[k]))
+  return [best[k] for k in order]
 
 
 def _print_row(row: dict) -> None:
@@ -391,7 +423,7 @@ def equal_evals(setting: Setting, modes, budgets, part: str = "evals", out: str 
       if mode == REFERENCE:
         continue
       a_name, b_name = f"{mode}@{budget}", f"{REFERENCE}@{budget}"
-      if (part, setting.env.id, setting.network, a_name, b_name) in done:
+      if _match_key(part, setting, a_name, b_name) in done:
         continue
       a = make_agent(setting, budget_config(mode, budget, setting.simulations_per_eval), a_name)
       b = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval),
@@ -449,6 +481,22 @@ def budget_for_time(budgets, ms, target_ms: float) -> int:
   return max(1, int(round(math.exp(estimate))))
 
 
+def measured_times(out: str | None, setting: Setting, configs: dict) -> dict | None:
+  """The times per move of OUT/timing.csv for every (mode, budget) of
+  `configs` measured on this setting's game, network and number of openings
+  (the latest of each), or None when any is missing."""
+  if not out:
+    return None
+  count = str(len(np.asarray(setting.openings.ply)))
+  found = {}
+  for r in read_csv(os.path.join(out, "timing.csv")):
+    if (r["env"], r["network"], r.get("openings")) == (setting.env.id, setting.network, count):
+      found[(r["mode"], int(r["budget"]))] = float(r["ms_per_move"])
+  if not all(key in found for key in configs):
+    return None
+  return {key: found[key] for key in configs}
+
+
 def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: int = 0,
                grid_factor: int = 2) -> list[dict]:
   """Each mode at the budget that takes mcgs@E's time per move, against
@@ -456,12 +504,14 @@ def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: i
   grid = sorted(set(budgets) | {grid_factor * max(budgets)} | {max(1, min(budgets) // 2)})
   configs = {(mode, b): budget_config(mode, b, setting.simulations_per_eval)
              for mode in modes for b in grid}
-  ms = time_per_move(setting, configs, seed=seed)
-  if out:
-    append_csv(os.path.join(out, "timing.csv"),
-               [dict(env=setting.env.id, network=setting.network, mode=m, budget=b,
-                     ms_per_move=round(t, 3)) for (m, b), t in ms.items()],
-               ("env", "network", "mode", "budget", "ms_per_move"))
+  ms = measured_times(out, setting, configs)
+  if ms is None:
+    ms = time_per_move(setting, configs, seed=seed)
+    if out:
+      append_csv(os.path.join(out, "timing.csv"),
+                 [dict(env=setting.env.id, network=setting.network,
+                       openings=len(np.asarray(setting.openings.ply)), mode=m, budget=b,
+                       ms_per_move=round(t, 3)) for (m, b), t in ms.items()], TIMING_FIELDS)
   rows, done = [], _done(out)
   for budget in budgets:
     target = ms[(REFERENCE, budget)]
@@ -470,7 +520,7 @@ def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: i
         continue
       mode_budget = budget_for_time(grid, [ms[(mode, b)] for b in grid], target)
       a_name, b_name = f"{mode}@{mode_budget}", f"{REFERENCE}@{budget}"
-      if ("time", setting.env.id, setting.network, a_name, b_name) in done:
+      if _match_key("time", setting, a_name, b_name) in done:
         continue
       a = make_agent(setting, budget_config(mode, mode_budget, setting.simulations_per_eval),
                      a_name)
@@ -489,7 +539,7 @@ def ablation(setting: Setting, budget: int, names=tuple(ABLATIONS), out: str | N
   b_name = f"{REFERENCE}@{budget}"
   for name in names:
     a_name = f"{REFERENCE}+{name}@{budget}"
-    if ("ablation", setting.env.id, setting.network, a_name, b_name) in done:
+    if _match_key("ablation", setting, a_name, b_name) in done:
       continue
     a = make_agent(setting, budget_config(REFERENCE, budget, setting.simulations_per_eval,
                                           **ABLATIONS[name]), a_name)
@@ -589,7 +639,7 @@ def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str
 
 def write_plots(out: str, docs: str | None) -> list[str]:
   """Plots (and, with `docs`, CSV summaries beside them) from OUT/matches.csv."""
-  rows = read_csv(os.path.join(out, "matches.csv"))
+  rows = largest_matches(read_csv(os.path.join(out, "matches.csv")))
   target = docs or os.path.join(out, "plots")
   written = []
   groups = sorted({(r["part"], r["env"], r["network"]) for r in rows})
@@ -634,6 +684,9 @@ def parse_args(argv=None):
   parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
                                                         "ablation", "nim", "plots"))
   parser.add_argument("--network", default="shipped", choices=("shipped", "weak"))
+  parser.add_argument("--game", default="connect4", choices=("connect4", "nim"),
+                      help="--part time: Connect-4 (--network) or the Nim settings "
+                           "(--nim-envs, --noise, --nim-plies)")
   parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
   parser.add_argument("--budgets", type=int, nargs="+", default=[32, 64, 128, 256],
                       help="network evaluations per move (mcgs's, for --part time)")
@@ -645,6 +698,8 @@ def parse_args(argv=None):
                       choices=list(ABLATIONS))
   parser.add_argument("--nim-envs", nargs="+", default=["nim", "nim-piles:3,5,7,9"])
   parser.add_argument("--noise", type=float, default=0.8, help="NoisyNimEval's noise")
+  parser.add_argument("--nim-plies", type=int, default=2,
+                      help="Nim openings: distinct positions after this many random moves")
   parser.add_argument("--sets", nargs="+", default=["L2_R1", "L1_R2"])
   parser.add_argument("--limit", type=int, default=200, help="accuracy: positions per set")
   parser.add_argument("--seed", type=int, default=0)
@@ -653,10 +708,28 @@ def parse_args(argv=None):
   return parser.parse_args(argv)
 
 
+def nim_settings(args) -> list[Setting]:
+  """The Nim settings of the command line (--nim-envs), printing each one's
+  openings and the evaluator's wrong-sign share."""
+  settings = []
+  for env_id in args.nim_envs:
+    setting = nim_setting(env_id, args.openings, args.noise, args.nim_plies)
+    print(f"{env_id}: {len(np.asarray(setting.openings.ply))} openings; evaluator wrong on "
+          f"{100 * wrong_sign_fraction(setting.env, setting.eval_fn):.1f}% of positions",
+          flush=True)
+    settings.append(setting)
+  return settings
+
+
 def main(argv=None):
   args = parse_args(argv)
   out = args.out
-  if args.part in ("evals", "time", "ablation"):
+  if args.game == "nim" and args.part != "time":
+    raise SystemExit("--game nim is for --part time (--part nim is Nim at equal evaluations)")
+  if args.part == "time" and args.game == "nim":
+    for setting in nim_settings(args):
+      equal_time(setting, args.modes, args.budgets, out=out, seed=args.seed)
+  elif args.part in ("evals", "time", "ablation"):
     setting = connect4_setting(args.network, args.openings, args.max_score)
     print(f"{len(np.asarray(setting.openings.ply))} openings, "
           f"{2 * len(np.asarray(setting.openings.ply))} games per match", flush=True)
@@ -668,18 +741,14 @@ def main(argv=None):
       for budget in args.budgets:
         ablation(setting, budget, args.ablations, out=out, seed=args.seed)
   elif args.part == "nim":
-    for env_id in args.nim_envs:
-      setting = nim_setting(env_id, args.openings, args.noise)
-      print(f"{env_id}: {len(np.asarray(setting.openings.ply))} openings; evaluator wrong on "
-            f"{100 * wrong_sign_fraction(setting.env, setting.eval_fn):.1f}% of positions",
-            flush=True)
+    for setting in nim_settings(args):
       equal_evals(setting, args.modes, args.budgets, part="nim", out=out, seed=args.seed)
   elif args.part == "memory":
     rows = memory(connect4_setting(args.network, args.openings, args.max_score), args.modes,
                   args.budgets, args.seed)
     for env_id in args.nim_envs:
-      rows += memory(nim_setting(env_id, args.openings, args.noise), args.modes, args.budgets,
-                     args.seed)
+      rows += memory(nim_setting(env_id, args.openings, args.noise, args.nim_plies), args.modes,
+                     args.budgets, args.seed)
     for path in [os.path.join(out, "memory.csv")] + (
         [os.path.join(args.docs, "memory.csv")] if args.docs else []):
       benchlib.write_csv(path, rows, MEMORY_FIELDS)
@@ -696,7 +765,7 @@ def main(argv=None):
     for path in write_plots(out, args.docs):
       print(path)
   if args.part == "plots":
-    rows = read_csv(os.path.join(out, "matches.csv"))
+    rows = largest_matches(read_csv(os.path.join(out, "matches.csv")))
     for part in ("evals", "time", "ablation", "nim"):
       mine = [r for r in rows if r["part"] == part]
       if mine:

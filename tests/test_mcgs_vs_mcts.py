@@ -30,6 +30,50 @@ def test_noisy_nim_eval_is_a_fixed_imperfect_function_of_the_position():
   assert 0.05 < mvm.wrong_sign_fraction(env, noisy) < 0.4
 
 
+@pytest.mark.parametrize("env_id, plies, count, expected", [
+    ("nim", 2, 260, 98),                    # (1,3,5,7) has only 98 after two moves
+    ("nim", 3, 260, 260),
+    ("nim-piles:3,5,7,9", 3, 260, 260),
+])
+def test_nim_openings_are_distinct_running_positions(env_id, plies, count, expected):
+  env = envs.make(env_id)
+  openings = mvm.nim_openings(env, count, plies)
+  keys = mvm.exhaustive.key_ints(np.asarray(openings.key))
+  assert len(keys) == expected and len(set(keys.tolist())) == expected
+  assert np.all(np.asarray(openings.ply) == plies)
+  assert not np.any(np.asarray(openings.terminated))
+  assert mvm.nim_setting(env_id, count, plies=plies).openings.ply.shape == (expected,)
+
+
+def test_largest_matches_keeps_the_match_of_most_games_per_pairing():
+  def row(budget, a, games, elo):
+    return dict(part="nim", env="nim", network="n", a=f"{a}@{budget}", b=f"mcgs@{budget}",
+                budget_b=str(budget), games=str(games), elo=elo)
+  rows = [row(16, "tree", 196, 1), row(8, "tree", 196, 2), row(8, "katago", 196, 3),
+          row(8, "tree", 520, 4), row(8, "katago", 128, 5), row(16, "tree", 196, 6)]
+  assert [r["elo"] for r in mvm.largest_matches(rows)] == [4, 3, 6]
+
+
+def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_path):
+  out = str(tmp_path)
+  configs = {("mcgs", 4): None, ("tree", 4): None}
+  count = len(np.asarray(nim_setting.openings.ply))
+  rows = [dict(env=nim_setting.env.id, network=nim_setting.network, openings=n, mode=m,
+               budget=4, ms_per_move=ms)
+          for n, m, ms in ((count, "mcgs", 1.0), (count + 1, "tree", 2.0), (count, "tree", 3.0),
+                           (count, "mcgs", 1.5))]
+  assert mvm.measured_times(out, nim_setting, configs) is None
+  mvm.append_csv(os.path.join(out, "timing.csv"), rows[:2], mvm.TIMING_FIELDS)
+  assert mvm.measured_times(out, nim_setting, configs) is None   # tree only on other openings
+  mvm.append_csv(os.path.join(out, "timing.csv"), rows[2:], mvm.TIMING_FIELDS)
+  assert mvm.measured_times(out, nim_setting, configs) == {("mcgs", 4): 1.5, ("tree", 4): 3.0}
+
+
+def test_game_nim_is_only_for_the_time_part():
+  with pytest.raises(SystemExit):
+    mvm.main(["--part", "evals", "--game", "nim"])
+
+
 def test_budget_for_time_interpolates_and_extrapolates_log_log():
   budgets, ms = [16, 32, 64], [1.0, 2.0, 4.0]   # time proportional to the budget
   assert mvm.budget_for_time(budgets, ms, 2.0) == 32
@@ -71,6 +115,14 @@ def test_equal_evals_rows_use_equal_evaluations_and_resume(nim_setting, tmp_path
   assert len(mvm.read_csv(os.path.join(out, "games.csv"))) == 6
   written = mvm.write_plots(out, str(tmp_path / "docs"))
   assert any(p.endswith(".png") for p in written) and all(os.path.exists(p) for p in written)
+  # More openings make another match of the pairing; the summaries take it.
+  more = mvm.nim_setting("nim-piles:3,5,7,9", count=4)
+  rows = mvm.equal_evals(more, ["mcgs", "tree"], [8], part="nim", out=out)
+  assert len(rows) == 1 and rows[0]["games"] == 8
+  assert not mvm.equal_evals(more, ["mcgs", "tree"], [8], part="nim", out=out)
+  matches = mvm.read_csv(os.path.join(out, "matches.csv"))
+  assert [r["games"] for r in matches] == ["6", "8"]
+  assert [r["games"] for r in mvm.largest_matches(matches)] == ["8"]
 
 
 @pytest.mark.slow
@@ -90,11 +142,15 @@ def test_connect4_searches_spend_exactly_the_budget():
 
 
 @pytest.mark.slow
-def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting):
-  rows = mvm.equal_time(nim_setting, ["mcgs", "tree"], [4])
+def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting, tmp_path):
+  rows = mvm.equal_time(nim_setting, ["mcgs", "tree"], [4], out=str(tmp_path))
   assert len(rows) == 1
   row = rows[0]
   assert row["part"] == "time" and row["b"] == "mcgs@4" and row["budget_b"] == 4
   assert row["a"] == f"tree@{row['budget_a']}" and 1 <= row["budget_a"] <= 32
   assert row["a_max_nn_evals"] <= row["budget_a"] and row["b_max_nn_evals"] <= 4
   assert row["a_ms_per_move"] > 0 and row["b_ms_per_move"] > 0
+  # A rerun reuses the measured times, so it finds the same match played.
+  timing = mvm.read_csv(os.path.join(str(tmp_path), "timing.csv"))
+  assert not mvm.equal_time(nim_setting, ["mcgs", "tree"], [4], out=str(tmp_path))
+  assert mvm.read_csv(os.path.join(str(tmp_path), "timing.csv")) == timing
