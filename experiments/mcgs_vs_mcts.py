@@ -175,6 +175,11 @@ class Setting:
   openings: Any   # a batch of states [N]
   simulations_per_eval: int = SIMULATIONS_PER_EVAL
 
+  @property
+  def num_openings(self) -> int:
+    """N, the number of openings (each played twice per match)."""
+    return len(np.asarray(self.openings.ply))
+
 
 def load_network(name: str):
   """(env, eval_fn, params) of the shipped Connect-4 network or the weak
@@ -386,7 +391,7 @@ def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
   """A match's key in `_done`: the pairing and its number of games (each
   opening twice)."""
   return (part, setting.env.id, setting.network, a_name, b_name,
-          2 * len(np.asarray(setting.openings.ply)))
+          2 * setting.num_openings)
 
 
 def largest_matches(rows: list[dict]) -> list[dict]:
@@ -487,7 +492,7 @@ def measured_times(out: str | None, setting: Setting, configs: dict) -> dict | N
   (the latest of each), or None when any is missing."""
   if not out:
     return None
-  count = str(len(np.asarray(setting.openings.ply)))
+  count = str(setting.num_openings)
   found = {}
   for r in read_csv(os.path.join(out, "timing.csv")):
     if (r["env"], r["network"], r.get("openings")) == (setting.env.id, setting.network, count):
@@ -510,7 +515,7 @@ def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: i
     if out:
       append_csv(os.path.join(out, "timing.csv"),
                  [dict(env=setting.env.id, network=setting.network,
-                       openings=len(np.asarray(setting.openings.ply)), mode=m, budget=b,
+                       openings=setting.num_openings, mode=m, budget=b,
                        ms_per_move=round(t, 3)) for (m, b), t in ms.items()], TIMING_FIELDS)
   rows, done = [], _done(out)
   for budget in budgets:
@@ -714,7 +719,7 @@ def nim_settings(args) -> list[Setting]:
   settings = []
   for env_id in args.nim_envs:
     setting = nim_setting(env_id, args.openings, args.noise, args.nim_plies)
-    print(f"{env_id}: {len(np.asarray(setting.openings.ply))} openings; evaluator wrong on "
+    print(f"{env_id}: {setting.num_openings} openings; evaluator wrong on "
           f"{100 * wrong_sign_fraction(setting.env, setting.eval_fn):.1f}% of positions",
           flush=True)
     settings.append(setting)
@@ -731,8 +736,8 @@ def main(argv=None):
       equal_time(setting, args.modes, args.budgets, out=out, seed=args.seed)
   elif args.part in ("evals", "time", "ablation"):
     setting = connect4_setting(args.network, args.openings, args.max_score)
-    print(f"{len(np.asarray(setting.openings.ply))} openings, "
-          f"{2 * len(np.asarray(setting.openings.ply))} games per match", flush=True)
+    print(f"{setting.num_openings} openings, {2 * setting.num_openings} games per match",
+          flush=True)
     if args.part == "evals":
       equal_evals(setting, args.modes, args.budgets, out=out, seed=args.seed)
     elif args.part == "time":
