@@ -68,3 +68,26 @@ def mctx_recurrent_fn(env, eval_fn):
                                   value=value), state
 
   return recurrent_fn
+
+
+def profiled_game(game: str, batch: int):
+  """The game, starting states, params and evaluator the engine profiles use.
+
+  Args:
+    game: "connect4" (the MLP(128, 128), random weights) or a Nim env id
+      (`mcgs_vs_mcts.NoisyNimEval`, no params).
+    batch: B.
+
+  Returns:
+    (env, state [B], params, eval_fn).
+  """
+  import envs   # pylint: disable=import-outside-toplevel
+  state_rng = jax.random.PRNGKey(0)
+  env = envs.make(game)
+  state = env.init(state_rng, batch_size=batch)
+  if game == "connect4":
+    from networks import MLP, MLPEval, init_params   # pylint: disable=import-outside-toplevel
+    network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
+    return env, state, init_params(network, state_rng, state.observation), MLPEval(network)
+  from experiments import mcgs_vs_mcts   # pylint: disable=import-outside-toplevel
+  return env, state, None, mcgs_vs_mcts.NoisyNimEval(env)

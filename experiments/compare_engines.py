@@ -3,6 +3,8 @@
 
   git worktree add /tmp/base <commit>     # or: git archive <commit> | tar -x -C /tmp/base
   python -m experiments.compare_engines --base /tmp/base phases --batch 1024 --sims 64
+  python -m experiments.compare_engines --base /tmp/base phases --game nim-piles:3,5,7,9 \
+      --backups mcgs katago --batch 256 --sims 1024 --evals 64
   python -m experiments.compare_engines --base /tmp/base solver --sims 1000
 
 The other checkout's `mcgs_jax/` is copied to a temporary folder as the
@@ -12,9 +14,10 @@ variant once, in turn. Times are CPU seconds of the process
 (`time.process_time`), steadier than wall time on a machine shared with
 other jobs; medians over the rounds.
 
-  phases  Connect-4 from the empty board, MLP(128, 128): the network+env-only
-          floor (`bench_phases.network_only`) and `search` in mcgs and tree
-          mode with each engine; ratios to the floor.
+  phases  Connect-4 from the empty board, MLP(128, 128) (or `--game` Nim, the
+          noisy evaluator of `mcgs_vs_mcts`): the network+env-only floor
+          (`bench_phases.network_only`) and `search` in each of `--backups`
+          (mcgs and tree) with each engine; ratios to the floor.
   solver  `bench_solver_cost`'s middle-game positions, one game, uniform
           evaluator: plain mcgs and + solver with each engine, summed over
           the positions.
@@ -36,8 +39,8 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import bench_phases
+from experiments import benchlib
 from experiments import bench_solver_cost
-from networks import MLP, MLPEval, init_params
 
 
 def import_base(base_dir: str):
@@ -72,28 +75,31 @@ def cpu_medians(calls: dict, rounds: int) -> dict:
   return {name: 1e3 * statistics.median(t) for name, t in times.items()}
 
 
-def phases(engines, batch, sims, rounds):
-  env = envs.make("connect4")
-  network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
-  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
-  params = init_params(network, jax.random.PRNGKey(0), state.observation)
-  eval_fn, rng = MLPEval(network), jax.random.PRNGKey(1)
+def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect4",
+           evals=None):
+  env, state, params, eval_fn = benchlib.profiled_game(game, batch)
+  rng = jax.random.PRNGKey(1)
   only = jax.jit(functools.partial(bench_phases.network_only, env=env, eval_fn=eval_fn,
                                    num_steps=sims))
   calls = {"network+env only": functools.partial(only, params, state)}
-  for backup in ("mcgs", "tree"):
+  for backup in backups:
     for name, engine in engines.items():
-      config = engine.SearchConfig(num_simulations=sims, backup=backup)
+      config = engine.SearchConfig(num_simulations=sims, backup=backup, max_nn_evals=evals,
+                                   max_nodes=None if evals is None else evals + 1)
       search = jax.jit(functools.partial(engine.search, env=env, eval_fn=eval_fn, config=config))
       calls[f"search {backup} ({name})"] = functools.partial(search, params, rng, state)
   ms = cpu_medians(calls, rounds)
   floor = ms["network+env only"]
-  print(f"B={batch}, S={sims}, MLP(128, 128), {rounds} rounds, CPU ms")
+  evaluator = "MLP(128, 128)" if game == "connect4" else "noisy evaluator"
+  print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {evaluator}, {rounds} rounds, "
+        "CPU ms")
   print("| row | CPU ms | vs network |\n|---|---|---|")
   for row, value in ms.items():
     print(f"| {row} | {value:.1f} | {value / floor:.2f} |")
   for name in engines:
-    print(f"mcgs / tree ({name}): {ms[f'search mcgs ({name})'] / ms[f'search tree ({name})']:.2f}")
+    for backup in backups[1:]:
+      print(f"{backup} / {backups[0]} ({name}): "
+            f"{ms[f'search {backup} ({name})'] / ms[f'search {backups[0]} ({name})']:.2f}")
 
 
 def solver(engines, sims, rounds):
@@ -125,10 +131,15 @@ def main(argv=None):
   parser.add_argument("--batch", type=int, default=1024)
   parser.add_argument("--sims", type=int, default=None, help="64 (phases), 1000 (solver)")
   parser.add_argument("--rounds", type=int, default=9)
+  parser.add_argument("--backups", nargs="+", default=["mcgs", "tree"],
+                      help="phases: the modes timed; ratios to the first")
+  parser.add_argument("--game", default="connect4", help="phases: connect4, or a Nim env id")
+  parser.add_argument("--evals", type=int, default=None, help="phases: max_nn_evals")
   args = parser.parse_args(argv)
   engines = {"base": import_base(args.base), "this": mcgs_jax}
   if args.which == "phases":
-    phases(engines, args.batch, args.sims or 64, args.rounds)
+    phases(engines, args.batch, args.sims or 64, args.rounds, tuple(args.backups), args.game,
+           args.evals)
   else:
     solver(engines, args.sims or 1000, args.rounds)
 

@@ -2,6 +2,8 @@
 
   python -m experiments.profile_search --backup mcgs tree --batch 1024 --sims 64
   taskset -c 1 python -m experiments.profile_search ...   # one core: steadier
+  python -m experiments.profile_search --game nim-piles:3,5,7,9 --backup mcgs katago \
+      --batch 256 --sims 1024 --evals 64
 
 `bench_phases` jits each phase on its own; this runs the real search under
 `jax.profiler` and attributes every XLA kernel it executed to the phase whose
@@ -11,7 +13,8 @@
 compiled HLO. Per phase: kernel time per search (ms, the kernels' own time:
 while loops are containers, not counted), kernel launches per simulation and
 share. Connect-4 from the empty board, the MLP(128, 128) as `eval_fn`, as in
-`bench_phases`. The profiler's own overhead inflates every row alike: read
+`bench_phases`; or (`--game nim...`) Nim from the start with the noisy
+evaluator of `mcgs_vs_mcts` (`--evals`: its evaluation budget per search). The profiler's own overhead inflates every row alike: read
 shares and launches, not absolute times. CSV: --csv.
 """
 
@@ -29,9 +32,8 @@ import tempfile
 
 import jax
 
-import envs
 import mcgs_jax
-from networks import MLP, MLPEval, init_params
+from experiments import benchlib
 
 PHASES = ("descend/select", "descend/transition", "descend/lookup", "evaluate")
 
@@ -68,14 +70,27 @@ def trace_events(trace_dir: str) -> list:
   return [e for e in events if e.get("ph") == "X" and "name" in e]
 
 
-def profile(backup: str, batch: int, sims: int, repeats: int) -> list[dict]:
-  """Rows (one per phase) for one backup mode."""
-  env = envs.make("connect4")
-  network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
-  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
-  params = init_params(network, jax.random.PRNGKey(0), state.observation)
-  eval_fn, rng = MLPEval(network), jax.random.PRNGKey(1)
-  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
+def profile(backup: str, batch: int, sims: int, repeats: int, game: str = "connect4",
+            evals: int | None = None) -> list[dict]:
+  """Rows (one per phase) for one backup mode.
+
+  Args:
+    backup: the `SearchConfig.backup` mode.
+    batch: games searched together.
+    sims: simulations per search.
+    repeats: searches traced.
+    game: "connect4" (the MLP(128, 128)) or a Nim env id (the noisy
+      evaluator of `mcgs_vs_mcts`).
+    evals: optional `max_nn_evals` per search.
+
+  Returns:
+    One dict per phase: backup, batch, sims, phase, kernel_ms,
+    launches_per_sim, share.
+  """
+  env, state, params, eval_fn = benchlib.profiled_game(game, batch)
+  rng = jax.random.PRNGKey(1)
+  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup, max_nn_evals=evals,
+                                 max_nodes=None if evals is None else evals + 1)
   search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
   phases = kernel_phases(search.lower(params, rng, state).compile().as_text())
   jax.block_until_ready(search(params, rng, state))
@@ -105,13 +120,16 @@ def main(argv=None):
   parser.add_argument("--batch", type=int, default=1024)
   parser.add_argument("--sims", type=int, default=64)
   parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--game", default="connect4", help="connect4, or a Nim env id")
+  parser.add_argument("--evals", type=int, default=None, help="max_nn_evals per search")
   parser.add_argument("--csv", default="results/profile_search.csv")
   args = parser.parse_args(argv)
   rows = []
   for backup in args.backup:
-    rows += profile(backup, args.batch, args.sims, args.repeats)
-  print(f"B={args.batch}, S={args.sims}, MLP(128, 128), {args.repeats} searches traced, "
-        f"{jax.devices()[0].platform}")
+    rows += profile(backup, args.batch, args.sims, args.repeats, args.game, args.evals)
+  evaluator = "MLP(128, 128)" if args.game == "connect4" else "noisy evaluator"
+  print(f"{args.game}, B={args.batch}, S={args.sims}, max_nn_evals={args.evals}, {evaluator}, "
+        f"{args.repeats} searches traced, {jax.devices()[0].platform}")
   print("| backup | phase | kernel ms per search | launches per simulation | share |")
   print("|---|---|---|---|---|")
   for row in rows:

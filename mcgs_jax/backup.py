@@ -104,7 +104,7 @@ def _path_and_below(graph, path_nodes, path_actions, length):
 
 
 def edge_values(graph: graph_lib.Graph, node: chex.Array,
-                config: config_lib.SearchConfig, held=None) -> chex.Array:
+                config: config_lib.SearchConfig) -> chex.Array:
   """Every edge's value for the mover at `node` of ONE game, read off its child.
 
   Used in "katago" mode: reward + discount * V(child), the exact value of a
@@ -116,28 +116,26 @@ def edge_values(graph: graph_lib.Graph, node: chex.Array,
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar.
     config: SearchConfig (reads `solver`).
-    held: optional pair (nodes int32[K], value sums f32[K]) whose sums stand
-      in for `graph.value_sum` of those nodes (distinct; -1: none), for
-      values computed but not yet written.
 
   Returns:
     f32[A].
   """
-  child = graph.child[node]
+  take = graph_lib.take   # vmapped: flat-index gathers
+  child = take(graph.child, node)
   safe = jnp.maximum(child, 0)
-  value_sum = graph.value_sum[safe]
-  if held is not None:
-    held_nodes, held_sums = held
-    match = safe[:, None] == held_nodes
-    value_sum = jnp.where(jnp.any(match, axis=-1),
-                          jnp.sum(jnp.where(match, held_sums, 0.0), axis=-1), value_sum)
-  value = graph_lib.node_value(graph.visits[safe], value_sum)
+  return _values_through(child, take(graph.edge_reward, node), take(graph.edge_discount, node),
+                         take(graph.edge_q, node), take(graph.visits, safe),
+                         take(graph.value_sum, safe), take(graph.solved, safe), config)
+
+
+def _values_through(child, reward, discount, stored_q, child_visits, child_value_sum,
+                    child_solved, config):
+  """`edge_values` from a node's rows and its children's statistics ([A])."""
+  value = graph_lib.node_value(child_visits, child_value_sum)
   if config.solver:
-    solved = graph.solved[safe]
-    value = jnp.where(solved != graph_lib.UNKNOWN, solver.exact_value(solved), value)
-  reward = graph.edge_reward[node]
+    value = jnp.where(child_solved != graph_lib.UNKNOWN, solver.exact_value(child_solved), value)
   return jnp.select([child >= 0, child == graph_lib.TERMINAL],
-                    [reward + graph.edge_discount[node] * value, reward], graph.edge_q[node])
+                    [reward + discount * value, reward], stored_q)
 
 
 def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind):
@@ -150,56 +148,115 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
   current values, the one below already recomputed). value_sum = Q(n) *
   visits keeps `graph.node_value` equal to Q(n) (visits = 1 + sum_a N(n, a)),
   and the node's visited edges store Q(n, a), so `edge_q` stays
-  reward + discount * V(child) as of the node's last backup.
+  reward + discount * V(child) as of the node's last backup. The last edge
+  stores `leaf_value` first (it stays where the edge leads to no stored node).
   """
-  max_depth = path_nodes.shape[0]
-  steps = jnp.arange(max_depth)
-  on_path = (steps < length) & (steps >= start)
-  nodes = jnp.where(on_path, path_nodes, graph.capacity)
-  # The last edge keeps `leaf_value` where it leads to no stored node.
-  last = jnp.maximum(length - 1, 0)
-  last_row = jnp.where(length > start, path_nodes[last], graph.capacity)
-  # As in `backup`: the stop value is read through the gathers the writes
-  # below depend on.
-  read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
-  visits = graph.visits[read_nodes]
-  edge_visits = graph.edge_visits[path_nodes, path_actions]
-  edge_q = graph.edge_q[path_nodes, path_actions]
   if kind is not None:
+    # Read before the writes, as in `backup` (their results feed the writes).
+    last = jnp.maximum(length - 1, 0)
+    parent, action = path_nodes[last], path_actions[last]
+    below = jnp.maximum(graph.child[parent, action], 0)
     leaf_value = jnp.where(
         _stops(kind),
-        stop_value(kind, graph.edge_reward[path_nodes[last], path_actions[last]],
-                    graph.edge_discount[path_nodes[last], path_actions[last]],
-                    edge_visits[last], edge_q[last], visits[max_depth],
-                    graph.value_sum[read_nodes[max_depth]], graph.solved[read_nodes[max_depth]],
-                    config),
+        stop_value(kind, graph.edge_reward[parent, action], graph.edge_discount[parent, action],
+                   graph.edge_visits[parent, action], graph.edge_q[parent, action],
+                   graph.visits[below], graph.value_sum[below], graph.solved[below], config),
         leaf_value)
-  graph = graph.replace(
-      visits=graph.visits.at[jnp.append(nodes, graph.capacity)].set(visits + 1, mode="drop"),
-      edge_visits=graph.edge_visits.at[nodes, path_actions].set(edge_visits + 1, mode="drop"),
-      edge_q=graph.edge_q.at[last_row, path_actions[last]].set(leaf_value, mode="drop"))
+  arrays = (graph.visits, graph.value_sum, graph.solved, graph.child, graph.edge_visits,
+            graph.edge_q, graph.edge_reward, graph.edge_discount, graph.nn_value)
+  visits, value_sum, edge_visits, edge_q = _custom_recompute(config)(
+      arrays, path_nodes, path_actions, length, jnp.asarray(start, jnp.int32),
+      jnp.asarray(leaf_value, jnp.float32))
+  return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,
+                       edge_q=edge_q), leaf_value
 
-  # The recomputed values are kept per path slot and written once after the
-  # loop: a loop that carried the graph would, once vmapped, select and copy
-  # its [N] and [N, A] arrays whole on every iteration.
+
+@functools.lru_cache(maxsize=None)
+def _custom_recompute(config):
+  """`_recompute_batch` for ONE game, and for a batch as its vmap rule."""
+  def one(arrays, *path):
+    batched = jax.tree.map(lambda x: x[None], (arrays, *path))
+    outputs, _ = _recompute_batch(config, 1, ((True,) * len(arrays),) + (True,) * len(path),
+                                  *batched)
+    return jax.tree.map(lambda x: x[0], outputs)
+
+  recompute = custom_batching.custom_vmap(one)
+  recompute.def_vmap(functools.partial(_recompute_batch, config))
+  return recompute
+
+
+def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_actions, length,
+                     start, leaf_value):
+  """KataGo's update of every game's path, bottom-up (`_katago_backup`).
+
+  One loop over the path slots, from max_b(length) - 1 down to min_b(start):
+  iteration i takes every game's path node i (games whose path holds no edge
+  there idle), adds its visit and its path edge's, stores `leaf_value` on the
+  last edge, recomputes the node's value and visited edges' Q's and writes
+  them in place, so the node above reads its children's current values and
+  visits from the graph itself (path nodes are distinct). A per-game loop,
+  vmapped, would select every carried array on each iteration instead.
+
+  Args:
+    config: SearchConfig.
+    axis_size: B.
+    in_batched: which of the inputs carry the batch axis.
+    arrays: (visits, value_sum, solved, child, edge_visits, edge_q,
+      edge_reward, edge_discount, nn_value), [B, N] and [B, N, A].
+    path_nodes, path_actions: int32[B, D].
+    length, start: int32[B], the path's edges and the first one updated.
+    leaf_value: f32[B], the last edge's value.
+
+  Returns:
+    ((visits [B, N], value_sum [B, N], edge_visits [B, N, A], edge_q
+    [B, N, A]), batched flags).
+  """
+  in_arrays, *in_rest = in_batched
+  arrays = tuple(x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+                 for x, b in zip(arrays, in_arrays))
+  path_nodes, path_actions, length, start, leaf_value = [
+      x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+      for x, b in zip((path_nodes, path_actions, length, start, leaf_value), in_rest)]
+  (visits, value_sum, solved, child, edge_visits, edge_q, edge_reward, edge_discount,
+   nn_value) = arrays
+  capacity, num_actions = edge_q.shape[1:]
+  take = graph_lib.take
+
+  def update_one(visits, value_sum, edge_visits, edge_q, solved, child, edge_reward,
+                 edge_discount, nn_value, node, action, inside, is_last, leaf_value):
+    one_hot = jnp.arange(num_actions) == action
+    n = take(edge_visits, node) + one_hot
+    stored_q = jnp.where(one_hot & is_last, leaf_value, take(edge_q, node))
+    children = take(child, node)
+    safe = jnp.maximum(children, 0)
+    # One gather for the children's visits and the node's own: the node's
+    # write depends on it, so XLA reads before it writes, in place.
+    gathered = take(visits, jnp.append(safe, node))
+    node_visits = gathered[-1] + 1
+    q = _values_through(children, take(edge_reward, node), take(edge_discount, node), stored_q,
+                        gathered[:-1], take(value_sum, safe),
+                        take(solved, safe) if config.solver else None, config)
+    weights = n.astype(jnp.float32)
+    value = (take(nn_value, node) + jnp.sum(weights * q)) / (1.0 + jnp.sum(weights))
+    row = jnp.where(inside, node, capacity)
+    return (visits.at[row].set(node_visits, mode="drop"),
+            value_sum.at[row].set(value * node_visits, mode="drop"),
+            edge_visits.at[row].set(n, mode="drop"),
+            edge_q.at[row].set(jnp.where(n > 0, q, stored_q), mode="drop"))
+
   def body(carry):
-    i, value_sums, q_rows = carry
-    node = path_nodes[i]
-    # Path nodes below slot i are recomputed already (path nodes are distinct).
-    done = (steps > i) & (steps < length)
-    q = edge_values(graph, node, config, held=(jnp.where(done, path_nodes, -1), value_sums))
-    n = graph.edge_visits[node].astype(jnp.float32)
-    value = (graph.nn_value[node] + jnp.sum(n * q)) / (1.0 + jnp.sum(n))
-    return (i - 1, value_sums.at[i].set(value * graph.visits[node]),
-            q_rows.at[i].set(jnp.where(n > 0, q, graph.edge_q[node])))
+    i, visits, value_sum, edge_visits, edge_q = carry
+    column = lambda x: jax.lax.dynamic_index_in_dim(x, i, 1, keepdims=False)
+    inside = (i < length) & (i >= start)
+    return (i - 1, *jax.vmap(update_one)(
+        visits, value_sum, edge_visits, edge_q, solved, child, edge_reward, edge_discount,
+        nn_value, column(path_nodes), column(path_actions), inside, i == length - 1,
+        leaf_value))
 
-  # Bottom-up: a child on the path is recomputed before its parent reads it.
-  _, value_sums, q_rows = jax.lax.while_loop(
-      lambda carry: carry[0] >= start, body,
-      (length - 1, jnp.zeros((max_depth,), jnp.float32),
-       jnp.zeros((max_depth, graph.num_actions), jnp.float32)))
-  return graph.replace(value_sum=graph.value_sum.at[nodes].set(value_sums, mode="drop"),
-                       edge_q=graph.edge_q.at[nodes].set(q_rows, mode="drop")), leaf_value
+  _, visits, value_sum, edge_visits, edge_q = jax.lax.while_loop(
+      lambda carry: carry[0] >= jnp.min(start), body,
+      (jnp.max(length) - 1, visits, value_sum, edge_visits, edge_q))
+  return (visits, value_sum, edge_visits, edge_q), (True,) * 4
 
 
 def _stops(kind):
