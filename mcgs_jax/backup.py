@@ -87,7 +87,7 @@ def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_
   target = reward + discount * graph_lib.node_value(child_visits, child_value_sum)
   corrected = correction_value(edge_visits.astype(jnp.float32), edge_q, target, config)
   exact = reward + discount * solver.exact_value(child_solved)
-  return jnp.select(
+  return graph_lib.select_first(
       [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
        kind == graph_lib.CORRECTION,
        (kind == graph_lib.DEPTH_LIMIT) | (kind == graph_lib.DEAD_END) |
@@ -134,8 +134,8 @@ def _values_through(child, reward, discount, stored_q, child_visits, child_value
   value = graph_lib.node_value(child_visits, child_value_sum)
   if config.solver:
     value = jnp.where(child_solved != graph_lib.UNKNOWN, solver.exact_value(child_solved), value)
-  return jnp.select([child >= 0, child == graph_lib.TERMINAL],
-                    [reward + discount * value, reward], stored_q)
+  return graph_lib.select_first([child >= 0, child == graph_lib.TERMINAL],
+                                [reward + discount * value, reward], stored_q)
 
 
 def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind):
@@ -275,7 +275,7 @@ def _next_value(value, visits, value_sum, edge_visits, edge_q, edge_reward, edge
   target = edge_reward + edge_discount * updated
   corrected = correction_value(edge_visits, edge_q, target, config)
   exact_up = edge_reward + edge_discount * exact
-  return jnp.select([proven, transposition], [exact_up, corrected], plain)
+  return graph_lib.select_first([proven, transposition], [exact_up, corrected], plain)
 
 
 def _edge_values(*args, config):

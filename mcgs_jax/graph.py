@@ -6,7 +6,7 @@ at the node (`value_sum`, `nn_value`) or at the edge's parent (`edge_q`).
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, Sequence
 
 import chex
 import jax
@@ -153,6 +153,29 @@ def node_value(visits: chex.Array, value_sum: chex.Array) -> chex.Array:
     f32 of that shape.
   """
   return jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1), 0.0)
+
+
+def select_first(conditions: Sequence[chex.Array], choices: Sequence[Any],
+                 default: Any) -> chex.Array:
+  """`jnp.select`: the choice of the first true condition, else `default`.
+
+  As a chain of `where`s, which XLA fuses with the conditions' arithmetic;
+  `jnp.select` stacks the conditions and takes their argmax, two kernels of
+  their own in every loop iteration that runs it.
+
+  Args:
+    conditions: bool arrays (broadcastable to one shape).
+    choices: one value per condition (same broadcasting).
+    default: the value where no condition holds.
+
+  Returns:
+    The broadcast shape, the choices' promoted dtype.
+  """
+  chex.assert_equal(len(conditions), len(choices))
+  result = default
+  for condition, choice in zip(reversed(conditions), reversed(choices)):
+    result = jnp.where(condition, choice, result)
+  return result
 
 
 def _take_one(array, *indices):

@@ -321,7 +321,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
     active = explore.mode != NO_EXPLORATION
     following = active & (depth < explore.depth)
     at_branch = active & (depth == explore.depth)
-    action = jnp.select(
+    action = graph_lib.select_first(
         [following, at_branch],
         [most_visited_action(graph, node, config),
          _explore_action(graph, node, action, explore, config)], action)
@@ -341,7 +341,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
   target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
             graph_lib.node_value(take(graph.visits, safe_child), take(graph.value_sum, safe_child)))
   diverged = (use_corrections & is_node & (take(graph.num_parents, safe_child) > 1) &
-              (jnp.abs(_at(action, take(graph.edge_q, node)) - target) > config.q_eps))
+              (jnp.abs(take(graph.edge_q, node, action) - target) > config.q_eps))
   proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
@@ -351,7 +351,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
   if config.links_transpositions:
     cycle = is_node & ~proven & take(marks, safe_child)
 
-  kind = jnp.select(
+  kind = graph_lib.select_first(
       [~has_move & (depth == 0), ~has_move, child == graph_lib.UNEXPANDED,
        child == graph_lib.TERMINAL, proven, cycle, diverged, at_limit],
       [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CYCLE, CORRECTION,

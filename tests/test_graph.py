@@ -1,4 +1,5 @@
-"""graph.take: one game's read, and its batched rule (a flat-index gather)."""
+"""graph.take: one game's read, and its batched rule (a flat-index gather);
+graph.select_first."""
 
 import jax
 import jax.numpy as jnp
@@ -71,3 +72,18 @@ def test_take_index_arrays():
   # A shared scalar action with per-game node arrays.
   shared = jax.vmap(lambda a, n: graph_lib.take(a, n, 1))(array, nodes)
   np.testing.assert_array_equal(shared, array[jnp.arange(5)[:, None], nodes, 1])
+
+
+def test_select_first_equals_jnp_select_and_stacks_nothing():
+  rng = np.random.default_rng(1)
+  # Overlapping conditions: the first true one wins, as in jnp.select.
+  conditions = [jnp.asarray(rng.random(64) < p) for p in (0.2, 0.5, 0.5)]
+  choices = [jnp.asarray(rng.normal(size=64).astype(np.float32)) for _ in range(3)]
+  default = jnp.asarray(rng.normal(size=64).astype(np.float32))
+  np.testing.assert_array_equal(graph_lib.select_first(conditions, choices, default),
+                                jnp.select(conditions, choices, default))
+  np.testing.assert_array_equal(graph_lib.select_first(conditions, [1, 2, 3], 0),
+                                jnp.select(conditions, [1, 2, 3], 0))
+  hlo = jax.jit(graph_lib.select_first).lower(conditions, choices, default).as_text()
+  stacked = jax.jit(jnp.select).lower(conditions, choices, default).as_text()
+  assert "concatenate" in stacked and "concatenate" not in hlo
