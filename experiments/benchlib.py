@@ -91,3 +91,14 @@ def profiled_game(game: str, batch: int):
     return env, state, init_params(network, state_rng, state.observation), MLPEval(network)
   from experiments import mcgs_vs_mcts   # pylint: disable=import-outside-toplevel
   return env, state, None, mcgs_vs_mcts.NoisyNimEval(env)
+
+
+def evaluator_name(game: str) -> str:
+  """How `profiled_game` evaluates `game`, for table headers."""
+  return "MLP(128, 128)" if game == "connect4" else "noisy evaluator"
+
+
+def evaluation_budget(evals: int | None) -> dict:
+  """`SearchConfig` switches of a search of at most `evals` evaluations
+  (None: no budget): `max_nn_evals`, and the node capacity it can fill."""
+  return dict(max_nn_evals=evals, max_nodes=None if evals is None else evals + 1)

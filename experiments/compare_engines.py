@@ -84,15 +84,14 @@ def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect
   calls = {"network+env only": functools.partial(only, params, state)}
   for backup in backups:
     for name, engine in engines.items():
-      config = engine.SearchConfig(num_simulations=sims, backup=backup, max_nn_evals=evals,
-                                   max_nodes=None if evals is None else evals + 1)
+      config = engine.SearchConfig(num_simulations=sims, backup=backup,
+                                   **benchlib.evaluation_budget(evals))
       search = jax.jit(functools.partial(engine.search, env=env, eval_fn=eval_fn, config=config))
       calls[f"search {backup} ({name})"] = functools.partial(search, params, rng, state)
   ms = cpu_medians(calls, rounds)
   floor = ms["network+env only"]
-  evaluator = "MLP(128, 128)" if game == "connect4" else "noisy evaluator"
-  print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {evaluator}, {rounds} rounds, "
-        "CPU ms")
+  print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {benchlib.evaluator_name(game)}, "
+        f"{rounds} rounds, CPU ms")
   print("| row | CPU ms | vs network |\n|---|---|---|")
   for row, value in ms.items():
     print(f"| {row} | {value:.1f} | {value / floor:.2f} |")

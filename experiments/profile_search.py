@@ -14,8 +14,9 @@ compiled HLO. Per phase: kernel time per search (ms, the kernels' own time:
 while loops are containers, not counted), kernel launches per simulation and
 share. Connect-4 from the empty board, the MLP(128, 128) as `eval_fn`, as in
 `bench_phases`; or (`--game nim...`) Nim from the start with the noisy
-evaluator of `mcgs_vs_mcts` (`--evals`: its evaluation budget per search). The profiler's own overhead inflates every row alike: read
-shares and launches, not absolute times. CSV: --csv.
+evaluator of `mcgs_vs_mcts` (`--evals`: its evaluation budget per search).
+The profiler's own overhead inflates every row alike: read shares and
+launches, not absolute times. CSV: --csv.
 """
 
 import argparse
@@ -89,8 +90,8 @@ def profile(backup: str, batch: int, sims: int, repeats: int, game: str = "conne
   """
   env, state, params, eval_fn = benchlib.profiled_game(game, batch)
   rng = jax.random.PRNGKey(1)
-  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup, max_nn_evals=evals,
-                                 max_nodes=None if evals is None else evals + 1)
+  config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup,
+                                 **benchlib.evaluation_budget(evals))
   search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
   phases = kernel_phases(search.lower(params, rng, state).compile().as_text())
   jax.block_until_ready(search(params, rng, state))
@@ -127,8 +128,8 @@ def main(argv=None):
   rows = []
   for backup in args.backup:
     rows += profile(backup, args.batch, args.sims, args.repeats, args.game, args.evals)
-  evaluator = "MLP(128, 128)" if args.game == "connect4" else "noisy evaluator"
-  print(f"{args.game}, B={args.batch}, S={args.sims}, max_nn_evals={args.evals}, {evaluator}, "
+  print(f"{args.game}, B={args.batch}, S={args.sims}, max_nn_evals={args.evals}, "
+        f"{benchlib.evaluator_name(args.game)}, "
         f"{args.repeats} searches traced, {jax.devices()[0].platform}")
   print("| backup | phase | kernel ms per search | launches per simulation | share |")
   print("|---|---|---|---|---|")

@@ -171,6 +171,13 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
                        edge_q=edge_q), leaf_value
 
 
+def _with_batch_axis(axis_size, values, batched):
+  """`values` with a leading batch axis B each: those a `custom_vmap` rule
+  received unbatched (`batched` False) broadcast to it."""
+  return [x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+          for x, b in zip(values, batched)]
+
+
 @functools.lru_cache(maxsize=None)
 def _custom_recompute(config):
   """`_recompute_batch` for ONE game, and for a batch as its vmap rule."""
@@ -212,11 +219,9 @@ def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_act
     [B, N, A]), batched flags).
   """
   in_arrays, *in_rest = in_batched
-  arrays = tuple(x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
-                 for x, b in zip(arrays, in_arrays))
-  path_nodes, path_actions, length, start, leaf_value = [
-      x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
-      for x, b in zip((path_nodes, path_actions, length, start, leaf_value), in_rest)]
+  arrays = _with_batch_axis(axis_size, arrays, in_arrays)
+  path_nodes, path_actions, length, start, leaf_value = _with_batch_axis(
+      axis_size, (path_nodes, path_actions, length, start, leaf_value), in_rest)
   (visits, value_sum, solved, child, edge_visits, edge_q, edge_reward, edge_discount,
    nn_value) = arrays
   capacity, num_actions = edge_q.shape[1:]
@@ -329,8 +334,7 @@ def _edge_values_batch(config, axis_size, in_batched, *args):
   (i = length - 1) and writes column i of the values in place; games whose
   path ends above i idle. The arithmetic per element is `_edge_values_one`'s.
   """
-  args = [x if batched else jnp.broadcast_to(x, (axis_size,) + x.shape)
-          for x, batched in zip(args, in_batched)]
+  args = _with_batch_axis(axis_size, args, in_batched)
   (visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount, transposition, proven,
    exact, leaf_value, length, start) = args
   max_depth = visits.shape[1]
@@ -449,11 +453,9 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
   is `_backup_one`'s.
   """
   in_arrays, *in_rest = in_batched
-  arrays = tuple(x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
-                 for x, b in zip(arrays, in_arrays))
-  rest = [x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
-          for x, b in zip((path_nodes, path_actions, length, leaf_value, start, kind), in_rest)]
-  path_nodes, path_actions, length, leaf_value, start, kind = rest
+  arrays = _with_batch_axis(axis_size, arrays, in_arrays)
+  path_nodes, path_actions, length, leaf_value, start, kind = _with_batch_axis(
+      axis_size, (path_nodes, path_actions, length, leaf_value, start, kind), in_rest)
   (visits_all, value_sum_all, solved_all, num_parents_all, child_all, edge_visits_all,
    edge_q_all, edge_reward_all, edge_discount_all) = arrays
   capacity = visits_all.shape[1]

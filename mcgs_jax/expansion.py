@@ -238,8 +238,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
 
   parent, action = sel.parent, sel.action
-  child_code = graph_lib.select_first([ends_game, link, store],
-                                      [graph_lib.TERMINAL, found, index], graph.child[parent, action])
+  child_code = graph_lib.select_first(
+      [ends_game, link, store], [graph_lib.TERMINAL, found, index], graph.child[parent, action])
   edge_row = jnp.where(expand, parent, graph.capacity)
   graph = graph.replace(
       table=table,

@@ -332,8 +332,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
   path_nodes = path_nodes.at[slot].set(node, mode="drop")
   path_actions = path_actions.at[slot].set(action, mode="drop")
 
-  # The node's rows, gathered for the scores already (the same gathers, merged
-  # by the compiler), give the chosen edge's child and Q without new gathers.
+  # The node's child row, gathered for the scores already (the same gather,
+  # merged by the compiler), gives the chosen edge's child without a new one.
   take = graph_lib.take
   child = _at(action, take(graph.child, node))
   is_node = child >= 0
