@@ -296,10 +296,21 @@ def _root_scores(graph, virtual_visits, config):
   return gumbel.root_scores(graph, allowed_moves(graph, 0, config), config, virtual_visits)
 
 
-def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
-  """One step of ONE game's descent; a no-op once its `kind` is no longer
-  RUNNING (the path writes are dropped, the rest kept), so a batch of
-  descents can step together until the last one stops."""
+def _write_slot(column, slot, value, running):
+  """column[slot] = value where `running`, else 0 (what the slot holds: a
+  descent writes slot i at step i only, and one that has stopped has its
+  path above). `slot` is the step's number, a running descent's depth, the
+  same for every game of a batch: under vmap this is a column update in
+  place, neither a scatter nor a select over the whole column."""
+  return jax.lax.dynamic_update_index_in_dim(
+      column, jnp.where(running, value, jnp.zeros_like(value)), slot, 0)
+
+
+def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, config):
+  """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
+  `kind` is no longer RUNNING (its path stays, the rest is kept), so a batch
+  of descents can step together until the last one stops: a running
+  descent's depth is `step`."""
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
@@ -327,10 +338,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, carry, config):
          _explore_action(graph, node, action, explore, config)], action)
   if config.solver:
     has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
-  # A stopped descent writes past the end (dropped): its path stays.
-  slot = jnp.where(running, depth, max_depth)
-  path_nodes = path_nodes.at[slot].set(node, mode="drop")
-  path_actions = path_actions.at[slot].set(action, mode="drop")
+  path_nodes = _write_slot(path_nodes, step, node, running)
+  path_actions = _write_slot(path_actions, step, action, running)
 
   # The node's child row, gathered for the scores already (the same gather,
   # merged by the compiler), gives the chosen edge's child without a new one.
@@ -401,7 +410,8 @@ def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   root_scores = _root_scores(graph, virtual_visits, config)
   carry = jax.lax.while_loop(
       lambda carry: carry[2] == RUNNING,
-      lambda carry: _descent_step(graph, explore, virtual_visits, root_scores, carry, config),
+      lambda carry: _descent_step(graph, explore, virtual_visits, root_scores, carry[1], carry,
+                                  config),
       _descent_start(config, graph.capacity))
   return _descent_end(carry, explore)
 
@@ -440,10 +450,12 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
   # the select vmap puts on every carried array, the paths [B, D] included,
   # at every step of a per-game loop.
   root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
-  step = jax.vmap(functools.partial(_descent_step, config=config))
-  carry = jax.lax.while_loop(
-      lambda carry: jnp.any(carry[2] == RUNNING),
-      lambda carry: step(graph, explore, virtual_visits, root_scores, carry),
-      jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
-                   _descent_start(config, graph.capacity)))
+  step = jax.vmap(functools.partial(_descent_step, config=config),
+                  in_axes=(0, 0, 0, 0, None, 0))
+  _, carry = jax.lax.while_loop(
+      lambda loop: jnp.any(loop[1][2] == RUNNING),
+      lambda loop: (loop[0] + 1,
+                    step(graph, explore, virtual_visits, root_scores, loop[0], loop[1])),
+      (jnp.int32(0), jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
+                                  _descent_start(config, graph.capacity))))
   return jax.vmap(_descent_end)(carry, explore)
