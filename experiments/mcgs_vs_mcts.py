@@ -397,10 +397,13 @@ def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
 def largest_matches(rows: list[dict]) -> list[dict]:
   """One row per pairing (part, env, network, a, b): the one of the most
   games, the later on a tie; sorted by part, env, network and b's budget,
-  pairings of equal ones in the order of their first rows."""
+  pairings of equal ones in the order of their first rows. At equal time a
+  is its mode (its budget comes from a calibration, which another run on
+  other openings sets differently)."""
   best, order = {}, []
   for r in rows:
-    key = (r["part"], r["env"], r["network"], r["a"], r["b"])
+    a = r["a"].split("@")[0] if r["part"] == "time" else r["a"]
+    key = (r["part"], r["env"], r["network"], a, r["b"])
     if key not in best:
       order.append(key)
       best[key] = r

@@ -52,6 +52,11 @@ def test_largest_matches_keeps_the_match_of_most_games_per_pairing():
   rows = [row(16, "tree", 196, 1), row(8, "tree", 196, 2), row(8, "katago", 196, 3),
           row(8, "tree", 520, 4), row(8, "katago", 128, 5), row(16, "tree", 196, 6)]
   assert [r["elo"] for r in mvm.largest_matches(rows)] == [4, 3, 6]
+  # At equal time the calibrated budget of a differs between runs: the mode pairs.
+  timed = [dict(row(32, "tree", 128, 7), part="time", a="tree@36"),
+           dict(row(32, "tree", 520, 8), part="time", a="tree@31"),
+           dict(row(32, "tt_cache", 128, 9), part="time", a="tt_cache@33")]
+  assert [r["elo"] for r in mvm.largest_matches(timed)] == [8, 9]
 
 
 def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_path):
