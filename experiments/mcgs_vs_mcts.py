@@ -394,6 +394,11 @@ def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
           2 * setting.num_openings)
 
 
+def _mode_of(agent_name: str) -> str:
+  """The search mode of an agent named `mode@budget`."""
+  return agent_name.split("@")[0]
+
+
 def largest_matches(rows: list[dict]) -> list[dict]:
   """One row per pairing (part, env, network, a, b): the one of the most
   games, the later on a tie; sorted by part, env, network and b's budget,
@@ -402,7 +407,7 @@ def largest_matches(rows: list[dict]) -> list[dict]:
   other openings sets differently)."""
   best, order = {}, []
   for r in rows:
-    a = r["a"].split("@")[0] if r["part"] == "time" else r["a"]
+    a = _mode_of(r["a"]) if r["part"] == "time" else r["a"]
     key = (r["part"], r["env"], r["network"], a, r["b"])
     if key not in best:
       order.append(key)
@@ -622,9 +627,9 @@ def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str
   """Elo of each mode against mcgs (0) with 95% intervals, against `x_field`
   of the match rows (one line per mode)."""
   fig, ax = plt.subplots(figsize=(6, 4))
-  modes = sorted({r["a"].split("@")[0] for r in rows})
+  modes = sorted({_mode_of(r["a"]) for r in rows})
   for mode in modes:
-    mine = sorted((r for r in rows if r["a"].split("@")[0] == mode),
+    mine = sorted((r for r in rows if _mode_of(r["a"]) == mode),
                   key=lambda r: _num(r[x_field]))
     xs = [_num(r[x_field]) for r in mine]
     ys = [_num(r["elo"]) for r in mine]
