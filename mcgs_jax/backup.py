@@ -283,27 +283,13 @@ def _next_value(value, visits, value_sum, edge_visits, edge_q, edge_reward, edge
   return graph_lib.select_first([proven, transposition], [exact_up, corrected], plain)
 
 
-def _edge_values(*args, config):
-  """`_edge_values_one` of `args`, with `_edge_values_batch` as its vmap rule."""
-  return _custom_edge_values(config)(*args)
-
-
-@functools.lru_cache(maxsize=None)
-def _custom_edge_values(config):
-  """`_edge_values_one` for `config` (static), vmapped by `_edge_values_batch`."""
-  values = custom_batching.custom_vmap(functools.partial(_edge_values_one, config))
-  values.def_vmap(functools.partial(_edge_values_batch, config))
-  return values
-
-
 def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount,
                      transposition, proven, exact, leaf_value, length, start):
   """f32[D]: what each edge of ONE game's path receives, 0 outside
   [start, length): `leaf_value` at the last edge, then up the path by
   `_next_value` (node i's arrays at slot i, edge i - 1's at slot i - 1).
 
-  Under `jax.vmap` this runs `_edge_values_batch`, one loop over the whole
-  batch (see there).
+  `_backup_batch` runs the same recursion for a batch, chunk by chunk.
   """
   max_depth = visits.shape[0]
 
@@ -321,44 +307,6 @@ def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward
       lambda carry: carry[0] >= start, body,
       (length - 1, leaf_value, jnp.zeros((max_depth,), jnp.float32)))
   return values
-
-
-def _edge_values_batch(config, axis_size, in_batched, *args):
-  """`_edge_values` for a batch of games [B, D]: one loop over depth, from
-  max_b(length) - 1 down to min_b(start).
-
-  A vmapped per-game `while_loop` selects every carry, the [B, D] values
-  included, on each iteration, and gathers each game's own slot i from every
-  path array. Here iteration i is the same slot for all games: it slices
-  column i of each array, starts each game's recursion at its last edge
-  (i = length - 1) and writes column i of the values in place; games whose
-  path ends above i idle. The arithmetic per element is `_edge_values_one`'s.
-  """
-  args = _with_batch_axis(axis_size, args, in_batched)
-  (visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount, transposition, proven,
-   exact, leaf_value, length, start) = args
-  max_depth = visits.shape[1]
-
-  def column(x, i):
-    return jax.lax.dynamic_index_in_dim(x, i, 1, keepdims=False)
-
-  def body(carry):
-    i, value, values = carry
-    value = jnp.where(i == length - 1, leaf_value, value)
-    values = jax.lax.dynamic_update_index_in_dim(values, value, i, 1)
-    up = jnp.maximum(i - 1, 0)
-    value = _next_value(value, column(visits, i), column(value_sum, i), column(edge_visits, up),
-                        column(edge_q, up), column(edge_reward, up), column(edge_discount, up),
-                        column(transposition, i), column(proven, i), column(exact, i), config)
-    return i - 1, value, values
-
-  lowest = jnp.min(start)
-  _, _, values = jax.lax.while_loop(
-      lambda carry: carry[0] >= lowest, body,
-      (jnp.max(length) - 1, leaf_value, jnp.zeros((axis_size, max_depth), jnp.float32)))
-  steps = jnp.arange(max_depth)
-  inside = (steps < length[:, None]) & (steps >= start[:, None])
-  return jnp.where(inside, values, 0.0), True
 
 
 @functools.lru_cache(maxsize=None)
@@ -411,9 +359,9 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
                   solved_read[max_depth], config),
       leaf_value)
 
-  values = _edge_values(visits, value_sum, edge_visits.astype(jnp.float32), edge_q, edge_reward,
-                        edge_discount, transposition, proven, exact, leaf_value, length,
-                        jnp.asarray(start, jnp.int32), config=config)
+  values = _edge_values_one(config, visits, value_sum, edge_visits.astype(jnp.float32), edge_q,
+                            edge_reward, edge_discount, transposition, proven, exact, leaf_value,
+                            length, jnp.asarray(start, jnp.int32))
 
   on_path = (jnp.arange(max_depth) < length) & (jnp.arange(max_depth) >= start)
   # Off-path entries point past the end and are dropped by the scatters (slot
@@ -442,15 +390,17 @@ class _PathArrays:
 
 def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_actions, length,
                   leaf_value, start, kind):
-  """`_backup_one` for a batch of games, reading and writing only the chunks
-  of `_CHUNK` path slots that hold some game's path edge.
+  """`_backup_one` for a batch of games, chunk by chunk of `_CHUNK` path
+  slots, from the deepest chunk that holds some game's path edge up.
 
-  Paths are mostly far shorter than D = `max_depth`: gathering and
-  scattering all D slots of every game costs more than the recursion itself.
-  Two loops over the chunks, run as many times as max_b(length) needs, do the
-  gathers then the scatters (loops, not a conditional, so XLA still updates
-  the arrays in place); the slots left out hold no path edge, so the result
-  is `_backup_one`'s.
+  Paths are mostly far shorter than D = `max_depth`, so nothing here is
+  [B, D]-wide: each trip of one loop reads a chunk [B, K] of every game's
+  path statistics, runs the value recursion through it (one inner loop over
+  its slots for the whole batch, with `_next_value`, so results equal
+  `_backup_one`'s bit for bit) and writes the chunk back. A chunk's reads
+  come after the writes of the deeper chunks, which touch other nodes (path
+  nodes are distinct), so they read the pre-backup statistics; each write
+  depends on its array's read, so XLA updates the arrays in place.
   """
   in_arrays, *in_rest = in_batched
   arrays = _with_batch_axis(axis_size, arrays, in_arrays)
@@ -461,67 +411,34 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
   capacity = visits_all.shape[1]
   max_depth = path_nodes.shape[1]
   chunk = _CHUNK if max_depth % _CHUNK == 0 else max_depth
-  num_chunks = (jnp.max(length) + chunk - 1) // chunk
+  take = graph_lib.take   # vmapped: flat-index gathers
 
-  def chunk_of(x, c):
-    return jax.lax.dynamic_slice_in_dim(x, c * chunk, chunk, axis=1)
+  # The stop value's reads: the last edge and the node below it.
+  def stop_one(visits_all, value_sum_all, solved_all, child_all, edge_visits_all, edge_q_all,
+               edge_reward_all, edge_discount_all, nodes, actions, length, kind, leaf_value):
+    last = jnp.maximum(length - 1, 0)
+    parent, action = nodes[last], actions[last]
+    below = jnp.maximum(take(child_all, parent, action), 0)
+    return jnp.where(_stops(kind), stop_value(
+        kind, take(edge_reward_all, parent, action), take(edge_discount_all, parent, action),
+        take(edge_visits_all, parent, action), take(edge_q_all, parent, action),
+        take(visits_all, below), take(value_sum_all, below),
+        take(solved_all, below), config), leaf_value)
+
+  leaf_value = jax.vmap(stop_one)(
+      visits_all, value_sum_all, solved_all, child_all, edge_visits_all, edge_q_all,
+      edge_reward_all, edge_discount_all, path_nodes, path_actions, length, kind, leaf_value)
 
   def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
                edge_discount, nodes, actions):
-    take = graph_lib.take   # vmapped: flat-index gathers
-    # Statistics this mode never reads are not gathered (loop-carried, the
-    # compiler would keep the gathers).
-    unused = jnp.zeros(nodes.shape, jnp.int32)
+    # Statistics this mode never reads are not gathered.
+    unknown = jnp.zeros(nodes.shape, jnp.int32)
     return (take(visits, nodes), take(value_sum, nodes),
-            take(solved, nodes) if config.solver else unused,
-            take(num_parents, nodes) if config.corrects_transpositions else unused,
+            take(solved, nodes) if config.solver else unknown,
+            take(num_parents, nodes) if config.corrects_transpositions else unknown,
             take(edge_visits, nodes, actions),
             take(edge_q, nodes, actions), take(edge_reward, nodes, actions),
             take(edge_discount, nodes, actions))
-
-  def read(carry):
-    c, reads = carry
-    rows = jax.vmap(read_one)(visits_all, value_sum_all, solved_all, num_parents_all,
-                              edge_visits_all, edge_q_all, edge_reward_all, edge_discount_all,
-                              chunk_of(path_nodes, c), chunk_of(path_actions, c))
-    return c + 1, tuple(jax.lax.dynamic_update_slice_in_dim(x, row, c * chunk, axis=1)
-                        for x, row in zip(reads, rows))
-
-  dtypes = (jnp.int32, jnp.float32, jnp.int32, jnp.int32, jnp.int32, jnp.float32, jnp.float32,
-            jnp.float32)
-  _, reads = jax.lax.while_loop(
-      lambda carry: carry[0] < num_chunks, read,
-      (jnp.int32(0), tuple(jnp.zeros((axis_size, max_depth), d) for d in dtypes)))
-  visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward, edge_discount = reads
-
-  def below_one(visits_all, value_sum_all, solved_all, child_all, nodes, actions, length):
-    below = _path_and_below(_PathArrays(None, None, None, None, child_all, None, None, None,
-                                        None), nodes, actions, length)[-1]
-    return visits_all[below], value_sum_all[below], solved_all[below]
-
-  visits_below, value_sum_below, solved_below = jax.vmap(below_one)(
-      visits_all, value_sum_all, solved_all, child_all, path_nodes, path_actions, length)
-  transposition = (num_parents > 1) & config.corrects_transpositions
-  proven = (solved != graph_lib.UNKNOWN) & config.solver
-  exact = solver.exact_value(solved)
-  last = jnp.maximum(length - 1, 0)[:, None]
-
-  def at_last(x):
-    return jnp.take_along_axis(x, last, axis=1)[:, 0]
-
-  leaf_value = jnp.where(
-      _stops(kind),
-      stop_value(kind, at_last(edge_reward), at_last(edge_discount), at_last(edge_visits),
-                  at_last(edge_q), visits_below, value_sum_below, solved_below, config),
-      leaf_value)
-  values, _ = _edge_values_batch(
-      config, axis_size, (True,) * 12, visits, value_sum, edge_visits.astype(jnp.float32),
-      edge_q, edge_reward, edge_discount, transposition, proven, exact, leaf_value, length,
-      start)
-  steps = jnp.arange(max_depth)
-  on_path = (steps < length[:, None]) & (steps >= start[:, None])
-  nodes = jnp.where(on_path, path_nodes, capacity)
-  new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
 
   def write_one(visits_all, value_sum_all, edge_visits_all, edge_q_all, nodes, actions, visits,
                 values, edge_visits, new_q):
@@ -530,20 +447,67 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
             edge_visits_all.at[nodes, actions].set(edge_visits + 1, mode="drop"),
             edge_q_all.at[nodes, actions].set(new_q, mode="drop"))
 
-  def write(carry):
-    c, written = carry
-    return c + 1, jax.vmap(write_one)(
-        *written, *[chunk_of(x, c) for x in (nodes, path_actions, visits, values, edge_visits,
-                                             new_q)])
+  lowest = jnp.min(start)
 
-  _, written = jax.lax.while_loop(
-      lambda carry: carry[0] < num_chunks, write,
-      (jnp.int32(0), (visits_all, value_sum_all, edge_visits_all, edge_q_all)))
+  def chunk_trip(carry):
+    c, above, written = carry
+    visits_now, value_sum_now, edge_visits_now, edge_q_now = written
+    first = c * chunk
+    nodes, actions = (jax.lax.dynamic_slice_in_dim(x, first, chunk, axis=1)
+                      for x in (path_nodes, path_actions))
+    visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward, edge_discount = (
+        jax.vmap(read_one)(visits_now, value_sum_now, solved_all, num_parents_all,
+                           edge_visits_now, edge_q_now, edge_reward_all, edge_discount_all,
+                           nodes, actions))
+    transposition = (num_parents > 1) & config.corrects_transpositions
+    proven = (solved != graph_lib.UNKNOWN) & config.solver
+    exact = solver.exact_value(solved)
+    edge_visits_f = edge_visits.astype(jnp.float32)
+
+    def column(x, j):
+      return jax.lax.dynamic_index_in_dim(x, j, 1, keepdims=False)
+
+    # Slot i receives the leaf value at the last edge, else _next_value of
+    # what slot i + 1 received, node i + 1's statistics and edge i's: `above`
+    # carries slot i + 1's value and node statistics, across chunks too.
+    def slot_trip(inner):
+      j, above, values = inner
+      i = first + j
+      value_up, visits_up, value_sum_up, transposition_up, proven_up, exact_up = above
+      value = jnp.where(i == length - 1, leaf_value, _next_value(
+          value_up, visits_up, value_sum_up, column(edge_visits_f, j), column(edge_q, j),
+          column(edge_reward, j), column(edge_discount, j), transposition_up, proven_up,
+          exact_up, config))
+      values = jax.lax.dynamic_update_index_in_dim(values, value, j, 1)
+      above = (value, column(visits, j), column(value_sum, j), column(transposition, j),
+               column(proven, j), column(exact, j))
+      return j - 1, above, values
+
+    top = jnp.minimum(jnp.max(length) - 1 - first, chunk - 1)
+    bottom = jnp.maximum(lowest - first, 0)
+    _, above, values = jax.lax.while_loop(
+        lambda inner: inner[0] >= bottom, slot_trip,
+        (top, above, jnp.zeros((axis_size, chunk), jnp.float32)))
+    slots = first + jnp.arange(chunk)
+    on_path = (slots < length[:, None]) & (slots >= start[:, None])
+    values = jnp.where(on_path, values, 0.0)
+    new_q = edge_q + (values - edge_q) / (edge_visits + 1).astype(jnp.float32)
+    written = jax.vmap(write_one)(*written, jnp.where(on_path, nodes, capacity), actions,
+                                  visits, values, edge_visits, new_q)
+    return c - 1, above, written
+
+  zeros = jnp.zeros((axis_size,), jnp.float32)
+  no_flag = jnp.zeros((axis_size,), bool)
+  above = (leaf_value, jnp.zeros((axis_size,), jnp.int32), zeros, no_flag, no_flag, zeros)
+  _, _, written = jax.lax.while_loop(
+      lambda carry: carry[0] >= lowest // chunk, chunk_trip,
+      ((jnp.max(length) + chunk - 1) // chunk - 1, above,
+       (visits_all, value_sum_all, edge_visits_all, edge_q_all)))
   return (*written, leaf_value), (True,) * 5
 
 
 # Path slots per chunk of `_backup_batch`'s loops.
-_CHUNK = 16
+_CHUNK = 8
 
 
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,

@@ -27,10 +27,14 @@ def _random_graph(rng, b, n, a):
       edge_discount=jnp.asarray(rng.choice([-1., 1.], (b, n, a)), jnp.float32))
 
 
-@pytest.mark.parametrize("mode,solver", [("mcgs", False), ("mcgs", True), ("tree", False)])
-def test_batch_rule_matches_per_game_backup(mode, solver):
-  # Lengths up to the full depth cross the rule's chunks (16 slots); starts
-  # and stopping kinds vary per game.
+@pytest.mark.parametrize("mode,solver,starts", [
+    ("mcgs", False, (0, 0, 2, 0, 5, 0)), ("mcgs", True, (0, 0, 2, 0, 5, 0)),
+    ("tree", False, (0, 0, 2, 0, 5, 0)), ("mcgs", False, (9, 3, 9, 10, 12, 20))])
+def test_batch_rule_matches_per_game_backup(mode, solver, starts):
+  # Lengths up to the full depth cross the rule's chunks (backup._CHUNK = 8
+  # slots); starts (all in a chunk above the first in the last case) and
+  # stopping kinds vary per game.
+  assert backup._CHUNK == 8
   rng = np.random.default_rng(0)
   b, n, a, depth = 6, 40, 3, 32
   config = mcgs_jax.SearchConfig(num_simulations=8, backup=mode, solver=solver, max_depth=depth)
@@ -38,7 +42,7 @@ def test_batch_rule_matches_per_game_backup(mode, solver):
   nodes = jnp.asarray(np.stack([rng.permutation(n)[:depth] for _ in range(b)]), jnp.int32)
   actions = jnp.asarray(rng.integers(0, a, (b, depth)), jnp.int32)
   length = jnp.asarray([0, 1, 7, 16, 17, 32], jnp.int32)
-  start = jnp.asarray([0, 0, 2, 0, 5, 0], jnp.int32)
+  start = jnp.asarray(starts, jnp.int32)
   leaf = jnp.asarray(rng.uniform(-1, 1, b), jnp.float32)
   kind = jnp.asarray([graph_lib.RUNNING, backup.LINKED, graph_lib.CORRECTION,
                       graph_lib.TERMINAL_EDGE, graph_lib.RUNNING, graph_lib.DEPTH_LIMIT],
