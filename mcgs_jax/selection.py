@@ -145,24 +145,29 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   Returns:
     f32[A] scores.
   """
-  edge_visits = graph_lib.take(graph.edge_visits, node).astype(jnp.float32)
-  edge_q = graph_lib.take(graph.edge_q, node)
+  take = graph_lib.take
+  edge_visits = take(graph.edge_visits, node).astype(jnp.float32)
+  edge_q = take(graph.edge_q, node)
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
     edge_q = backup_lib.edge_values(graph, node, config)
+  # sum_b N(s, b): the node's visits less its own evaluation (visits are
+  # conserved: one per simulation that left the node through an edge), one
+  # element instead of a reduction over the row.
+  total = take(graph.visits, node).astype(jnp.float32) - 1.0
   if virtual_visits is not None:
     pending = virtual_visits[node].astype(jnp.float32)
     edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
                        / jnp.maximum(edge_visits + pending, 1.0), edge_q)
     edge_visits = edge_visits + pending
+    total = total + pending.sum()
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
   legal = allowed_moves(graph, node, config)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
-  total = edge_visits.sum()
-  prior = graph_lib.take(graph.prior, node)
+  prior = take(graph.prior, node)
   u = exploration_weight(total, config) * prior * jnp.sqrt(total + 1.0) / (1.0 + edge_visits)
   scores = jnp.where(legal, q + u, -jnp.inf)
   if config.min_root_visit_fraction > 0:
