@@ -153,15 +153,8 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
   """
   if kind is not None:
     # Read before the writes, as in `backup` (their results feed the writes).
-    last = jnp.maximum(length - 1, 0)
-    parent, action = path_nodes[last], path_actions[last]
-    below = jnp.maximum(graph.child[parent, action], 0)
-    leaf_value = jnp.where(
-        _stops(kind),
-        stop_value(kind, graph.edge_reward[parent, action], graph.edge_discount[parent, action],
-                   graph.edge_visits[parent, action], graph.edge_q[parent, action],
-                   graph.visits[below], graph.value_sum[below], graph.solved[below], config),
-        leaf_value)
+    leaf_value = _last_edge_value(graph, path_nodes, path_actions, length, kind, leaf_value,
+                                  config)
   arrays = (graph.visits, graph.value_sum, graph.solved, graph.child, graph.edge_visits,
             graph.edge_q, graph.edge_reward, graph.edge_discount, graph.nn_value)
   visits, value_sum, edge_visits, edge_q = _custom_recompute(config)(
@@ -169,6 +162,24 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
       jnp.asarray(leaf_value, jnp.float32))
   return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,
                        edge_q=edge_q), leaf_value
+
+
+def _last_edge_value(graph, path_nodes, path_actions, length, kind, leaf_value, config):
+  """ONE game's value of its path's last edge: `stop_value` of the edge and
+  the node below it where `kind` stops the simulation, else `leaf_value`.
+
+  `graph` is a `Graph` or a `_PathArrays` of one game (the fields read are
+  named alike).
+  """
+  take = graph_lib.take   # vmapped: flat-index gathers
+  last = jnp.maximum(length - 1, 0)
+  parent, action = path_nodes[last], path_actions[last]
+  below = jnp.maximum(take(graph.child, parent, action), 0)
+  return jnp.where(_stops(kind), stop_value(
+      kind, take(graph.edge_reward, parent, action), take(graph.edge_discount, parent, action),
+      take(graph.edge_visits, parent, action), take(graph.edge_q, parent, action),
+      take(graph.visits, below), take(graph.value_sum, below), take(graph.solved, below),
+      config), leaf_value)
 
 
 def _with_batch_axis(axis_size, values, batched):
@@ -283,6 +294,15 @@ def _next_value(value, visits, value_sum, edge_visits, edge_q, edge_reward, edge
   return graph_lib.select_first([proven, transposition], [exact_up, corrected], plain)
 
 
+def _path_flags(num_parents, solved, config):
+  """(transposition, proven, exact) of path nodes from their parent counts
+  and solver states (any shape): which pass up a correction, which their
+  proven exact value (`_next_value`)."""
+  transposition = (num_parents > 1) & config.corrects_transpositions
+  proven = (solved != graph_lib.UNKNOWN) & config.solver
+  return transposition, proven, solver.exact_value(solved)
+
+
 def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount,
                      transposition, proven, exact, leaf_value, length, start):
   """f32[D]: what each edge of ONE game's path receives, 0 outside
@@ -343,14 +363,13 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
   value_sum_read = graph.value_sum[read_nodes]
   solved_read = graph.solved[read_nodes]
   visits, value_sum = visits_read[:max_depth], value_sum_read[:max_depth]
-  transposition = (graph.num_parents[path_nodes] > 1) & config.corrects_transpositions
   edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
   # Nodes proven by now (the solver runs before the backup) pass up exact values.
-  proven = (solved_read[:max_depth] != graph_lib.UNKNOWN) & config.solver
-  exact = solver.exact_value(solved_read[:max_depth])
+  transposition, proven, exact = _path_flags(graph.num_parents[path_nodes],
+                                              solved_read[:max_depth], config)
   last = jnp.maximum(length - 1, 0)
   leaf_value = jnp.where(
       _stops(kind),
@@ -413,21 +432,9 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
   chunk = _CHUNK if max_depth % _CHUNK == 0 else max_depth
   take = graph_lib.take   # vmapped: flat-index gathers
 
-  # The stop value's reads: the last edge and the node below it.
-  def stop_one(visits_all, value_sum_all, solved_all, child_all, edge_visits_all, edge_q_all,
-               edge_reward_all, edge_discount_all, nodes, actions, length, kind, leaf_value):
-    last = jnp.maximum(length - 1, 0)
-    parent, action = nodes[last], actions[last]
-    below = jnp.maximum(take(child_all, parent, action), 0)
-    return jnp.where(_stops(kind), stop_value(
-        kind, take(edge_reward_all, parent, action), take(edge_discount_all, parent, action),
-        take(edge_visits_all, parent, action), take(edge_q_all, parent, action),
-        take(visits_all, below), take(value_sum_all, below),
-        take(solved_all, below), config), leaf_value)
-
-  leaf_value = jax.vmap(stop_one)(
-      visits_all, value_sum_all, solved_all, child_all, edge_visits_all, edge_q_all,
-      edge_reward_all, edge_discount_all, path_nodes, path_actions, length, kind, leaf_value)
+  leaf_value = jax.vmap(
+      lambda arrays, *path: _last_edge_value(_PathArrays(*arrays), *path, config))(
+          arrays, path_nodes, path_actions, length, kind, leaf_value)
 
   def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
                edge_discount, nodes, actions):
@@ -447,7 +454,7 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
             edge_visits_all.at[nodes, actions].set(edge_visits + 1, mode="drop"),
             edge_q_all.at[nodes, actions].set(new_q, mode="drop"))
 
-  lowest = jnp.min(start)
+  longest, lowest = jnp.max(length), jnp.min(start)
 
   def chunk_trip(carry):
     c, above, written = carry
@@ -459,9 +466,7 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
         jax.vmap(read_one)(visits_now, value_sum_now, solved_all, num_parents_all,
                            edge_visits_now, edge_q_now, edge_reward_all, edge_discount_all,
                            nodes, actions))
-    transposition = (num_parents > 1) & config.corrects_transpositions
-    proven = (solved != graph_lib.UNKNOWN) & config.solver
-    exact = solver.exact_value(solved)
+    transposition, proven, exact = _path_flags(num_parents, solved, config)
     edge_visits_f = edge_visits.astype(jnp.float32)
 
     def column(x, j):
@@ -483,7 +488,7 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
                column(proven, j), column(exact, j))
       return j - 1, above, values
 
-    top = jnp.minimum(jnp.max(length) - 1 - first, chunk - 1)
+    top = jnp.minimum(longest - 1 - first, chunk - 1)
     bottom = jnp.maximum(lowest - first, 0)
     _, above, values = jax.lax.while_loop(
         lambda inner: inner[0] >= bottom, slot_trip,
@@ -501,7 +506,7 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
   above = (leaf_value, jnp.zeros((axis_size,), jnp.int32), zeros, no_flag, no_flag, zeros)
   _, _, written = jax.lax.while_loop(
       lambda carry: carry[0] >= lowest // chunk, chunk_trip,
-      ((jnp.max(length) + chunk - 1) // chunk - 1, above,
+      ((longest + chunk - 1) // chunk - 1, above,
        (visits_all, value_sum_all, edge_visits_all, edge_q_all)))
   return (*written, leaf_value), (True,) * 5
 
