@@ -15,6 +15,7 @@ What the search relies on (see `mcgs_jax.EnvModel`):
   state.legal_action_mask   bool[..., A]    all False once terminated
   env.step(state, action)   -> state        stepping a terminated state is a no-op
   env.exact_keys            bool            equal keys have equal futures (solver)
+  env.acyclic_keys          bool            no key repeats along a line of play
 """
 
 import dataclasses
@@ -63,6 +64,14 @@ class Env:
     one path may not hold along another, and `mcgs_jax` refuses
     `SearchConfig.solver`. True for the games of this package."""
     return True
+
+  @property
+  def acyclic_keys(self) -> bool:
+    """Whether no key can repeat along a line of play (the key implies the
+    ply, or a quantity that only grows), so that no transposition link
+    closes a cycle and `mcgs_jax` skips its cycle test. False here, which
+    is always safe; each game of this package that qualifies says so."""
+    return False
 
   def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:
     """Initial state; a batch of `batch_size` states when it is given.

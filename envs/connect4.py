@@ -140,6 +140,11 @@ class Connect4(base.Env):
     """42, the number of cells."""
     return NUM_CELLS
 
+  @property
+  def acyclic_keys(self) -> bool:
+    """True: every move adds a stone, and the key holds the stones."""
+    return True
+
   def _init(self, rng: jax.Array) -> State:
     del rng
     return State(

@@ -135,6 +135,11 @@ class HSR(base.Env):
     return 2 * self.tests
 
   @property
+  def acyclic_keys(self) -> bool:
+    """True: the key implies the ply (tests left, the rung under test)."""
+    return True
+
+  @property
   def observation_size(self) -> int:
     """2 n + k + q + 3, the length of `observation`."""
     return 2 * self.answers + self.jars + self.tests + 3

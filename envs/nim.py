@@ -102,6 +102,11 @@ class Nim(base.Env):
     """The total number of stones (each move takes at least one)."""
     return sum(self.piles)
 
+  @property
+  def acyclic_keys(self) -> bool:
+    """True: every move takes a stone, and the key holds the piles."""
+    return True
+
   def _legal(self, piles):
     takes = jnp.arange(1, self.take_limit + 1)
     return (takes[None, :] <= piles[:, None]).reshape(-1)

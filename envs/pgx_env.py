@@ -518,6 +518,11 @@ class PgxEnv(base.Env):
     return self.key_mode == "full" or self.game_id not in PATH_DEPENDENT_GAMES
 
   @property
+  def acyclic_keys(self) -> bool:
+    """True: every key hashes the ply (pgx's step count)."""
+    return True
+
+  @property
   def observation_shape(self) -> tuple[int, ...]:
     """pgx's observation shape of one state, e.g. (8, 8, 2) for othello."""
     return tuple(_spec(self.game_id).observation.shape)

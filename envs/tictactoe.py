@@ -128,6 +128,11 @@ class TicTacToe(base.Env):
     """9."""
     return NUM_CELLS
 
+  @property
+  def acyclic_keys(self) -> bool:
+    """True: every move adds a mark, and the key holds the marks."""
+    return True
+
   def _init(self, rng: jax.Array) -> State:
     del rng
     return State(position=jnp.uint32(0), mask=jnp.uint32(0), ply=jnp.int32(0),

@@ -175,7 +175,7 @@ def key_match(small: graph_lib.Graph, large: graph_lib.Graph) -> tuple[chex.Arra
 
 def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node: chex.Array,
                      parent_action: chex.Array, tried: chex.Array,
-                     config: config_lib.SearchConfig):
+                     config: config_lib.SearchConfig, tracks: bool):
   """ONE game: the large search's next leaf by the small search's priority.
 
   Args:
@@ -183,7 +183,9 @@ def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node
     parent_node, parent_action: T_S's `parents`.
     tried: bool[N_S], T_S nodes already chosen in this phase.
     config: the large search's SearchConfig (reads `max_depth`, D, the
-      length of the path arrays, and `links_transpositions`).
+      length of the path arrays).
+    tracks: whether the path is marked for the cycle test
+      (`selection.tracks_cycles`), as the large search's descents are.
 
   Returns:
     (selection, ok, target): the Selection of the edge of T_L that leads to
@@ -230,7 +232,7 @@ def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node
       path_nodes=path_nodes, path_actions=path_actions, length=length,
       kind=jnp.int32(graph_lib.EXPAND), parent=parent, action=path_actions[last],
       start=jnp.int32(0), explored=jnp.bool_(False), stale=jnp.int32(-1),
-      path_marks=selection.mark_path(path_nodes, length, large.capacity, config))
+      path_marks=selection.mark_path(path_nodes, length, large.capacity, tracks))
   return sel, ok, target
 
 
@@ -262,7 +264,8 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
   docstring); PUCT where no prioritised leaf is usable."""
   large_config = config.large
   parent_node, parent_action = jax.vmap(parents)(small)
-  guide = jax.vmap(functools.partial(guided_selection, config=large_config))
+  guide = jax.vmap(functools.partial(guided_selection, config=large_config,
+                                     tracks=selection.tracks_cycles(large_config, model)))
   expand_and_backup = jax.vmap(functools.partial(expansion.expand_and_backup,
                                                  config=large_config))
 

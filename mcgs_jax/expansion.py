@@ -1,6 +1,6 @@
 """Growing the graph by one edge: transition, lookup, evaluation, storing.
 
-Steps 2-5 of a simulation (step 1, the descent, is `selection.select`):
+Steps 2-5 of a simulation (step 1, the descent, is `selection.select_batch`):
   2. ONE batched `Model.transition` at the selected edges gives the children;
   3. lookup (vmap) of the children's keys in each game's hash table;
   4. ONE batched `eval_fn` call (`evaluate`, with NaN handling);
@@ -128,22 +128,20 @@ def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model
   return sel, trans, found, free_slot
 
 
-def closes_cycle(sel: selection.Selection, found: chex.Array,
-                 config: config_lib.SearchConfig) -> chex.Array:
+def closes_cycle(sel: selection.Selection, found: chex.Array) -> chex.Array:
   """Whether linking the selected edge to `found` would close a cycle.
 
   ONE game (vmap for [B]): `found` is a node on the path (keys without the
-  ply).
+  ply). Only descents that mark their path (`selection.tracks_cycles`) look.
 
   Args:
     sel: the game's Selection.
     found: int32 scalar, the node stored under the child's key, or -1.
-    config: SearchConfig (reads `links_transpositions`).
 
   Returns:
     bool scalar.
   """
-  if not config.links_transpositions:
+  if sel.path_marks.shape[-1] == 0:
     return jnp.zeros_like(found >= 0)
   # One read of the descent's marks. A scan of the path compiled into a
   # reduction into which XLA fused the whole lookup behind `found`, redone
@@ -165,7 +163,7 @@ def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: che
     bool[B].
   """
   known = (found >= 0) & config.uses_table   # a link (mcgs) or a cached result (tt_cache)
-  known &= ~jax.vmap(functools.partial(closes_cycle, config=config))(sel, found)
+  known &= ~jax.vmap(closes_cycle)(sel, found)
   return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
 
 
@@ -214,7 +212,7 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   hit = expand & ~trans.terminal & (found >= 0)
   # A link back into the path would close a cycle: a fresh node, evaluated and
   # not indexed, stands in for the transposition (its key stays with `found`).
-  cycle = hit & closes_cycle(sel, found, config)
+  cycle = hit & closes_cycle(sel, found)
   link = hit & config.links_transpositions & ~cycle
   cache_hit = hit & config.caches_evaluations
   new_node = expand & ~trans.terminal & ~link

@@ -67,6 +67,10 @@ class Model:
   # Equal keys mean equal futures (legal moves, terminal outcomes) whatever
   # the path; the terminal solver needs it (`check_solver`).
   exact_keys: bool = True
+  # No key repeats along a line of play (each implies the ply, or a quantity
+  # that only grows), so no link closes a cycle: descents skip the cycle
+  # test (`selection.tracks_cycles`). False, the safe default, keeps it.
+  acyclic_keys: bool = False
 
   def root(self, state: Any) -> Root:
     """The root of each game of a batch of states.
@@ -122,6 +126,12 @@ class EnvModel(Model):
   def exact_keys(self) -> bool:
     """Whether the env's keys are exact (`env.exact_keys`, True if absent)."""
     return getattr(self.env, "exact_keys", True)
+
+  @property
+  def acyclic_keys(self) -> bool:
+    """Whether the env's keys never repeat along a line of play
+    (`env.acyclic_keys`, False if absent)."""
+    return getattr(self.env, "acyclic_keys", False)
 
   def root(self, state):
     """The root of each game: the env state itself.
@@ -216,6 +226,7 @@ class MctxModel(Model):
   key_fn: Callable
   num_actions: int
   exact_keys: bool = True
+  acyclic_keys: bool = False
 
   def root(self, state: MctxState) -> Root:
     """The root of each game, legal actions read off the prior logits.
@@ -296,7 +307,7 @@ class MctxEval:
 
 
 def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
-              exact_keys: bool = True):
+              exact_keys: bool = True, acyclic_keys: bool = False):
   """Lets an mctx user keep their `recurrent_fn`.
 
   Args:
@@ -310,13 +321,17 @@ def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
       takes `key_fn` at its word, as transpositions already do; pass False
       when the key leaves out path-dependent rules (repetition, ko), which
       makes `search` refuse `SearchConfig.solver`.
+    acyclic_keys: whether no key can repeat along a line of play (`key_fn`
+      hashes the ply, or a quantity that only grows). True lets descents
+      skip the test for links that close cycles; False (default) keeps it,
+      which a key of the position alone needs in games where positions recur.
 
   Returns:
     (model, eval_fn): pass them as `env` and `eval_fn` to `mcgs_jax.search`,
     with `model.make_root(mctx.RootFnOutput(...), invalid_actions)` as state.
   """
   return MctxModel(recurrent_fn=recurrent_fn, key_fn=key_fn, num_actions=num_actions,
-                   exact_keys=exact_keys), MctxEval()
+                   exact_keys=exact_keys, acyclic_keys=acyclic_keys), MctxEval()
 
 
 def check_solver(model: Model, config: Any) -> None:

@@ -8,8 +8,8 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
   - an edge into a node proven by the solver (SOLVED_EDGE: exact value),
   - max_depth (DEPTH_LIMIT), a non-terminal node without legal actions
     (DEAD_END), or an edge back into a node already on the path (CYCLE: keys
-    that leave out the ply can close cycles): back up the current estimate of
-    the last edge.
+    that leave out the ply can close cycles; not looked for where the model
+    declares `acyclic_keys`): back up the current estimate of the last edge.
 With the solver on, proven-losing moves are never selected and a game whose
 root is proven runs no more simulations. With `root_policy == "gumbel"` the
 root action follows sequential halving over the Gumbel-considered actions and
@@ -86,24 +86,41 @@ class Selection:
   start: chex.Array         # int32, first path edge the backup updates
   explored: chex.Array      # bool, an exploration trajectory
   stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
-  path_marks: chex.Array    # bool[N], the nodes of the path where links can close cycles
-                            # (`SearchConfig.links_transpositions`), bool[0] otherwise
+  path_marks: chex.Array    # bool[N], the nodes of the path, where links can close
+                            # cycles (`tracks_cycles`); bool[0] otherwise
+
+
+def tracks_cycles(config: config_lib.SearchConfig, model: Any) -> bool:
+  """Whether descents mark their path to stop where a link closes a cycle.
+
+  Only links close cycles, and only keys that can repeat along a line of
+  play let them: a model that declares `acyclic_keys` (every key implies
+  the ply, or a quantity that only grows) skips the marks and the test.
+
+  Args:
+    config: reads `links_transpositions`.
+    model: the `mcgs_jax.Model` (reads `acyclic_keys`).
+
+  Returns:
+    bool, static.
+  """
+  return config.links_transpositions and not model.acyclic_keys
 
 
 def mark_path(path_nodes: chex.Array, length: chex.Array, capacity: int,
-              config: config_lib.SearchConfig) -> chex.Array:
+              tracks: bool) -> chex.Array:
   """`Selection.path_marks` of a path built outside the descent.
 
   Args:
     path_nodes: int32[D], the path's nodes from the root.
     length: int32 scalar, the path's edges (its first `length` nodes marked).
     capacity: N.
-    config: reads `links_transpositions` (no marks, bool[0], without).
+    tracks: `tracks_cycles` (no marks, bool[0], without).
 
   Returns:
-    bool[N] (bool[0] without links).
+    bool[N] (bool[0] without).
   """
-  if not config.links_transpositions:
+  if not tracks:
     return jnp.zeros((0,), bool)
   marked = jnp.where(jnp.arange(path_nodes.shape[0]) < length, path_nodes, capacity)
   return jnp.zeros((capacity,), bool).at[marked].set(True, mode="drop")
@@ -281,13 +298,13 @@ def _explore_action(graph, node, puct_action, explore, config):
   return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 
-def _descent_start(config, capacity):
+def _descent_start(config, capacity, tracks):
   """The descent's carry before the first step: (node, depth, kind, path_nodes
-  [D], path_actions [D], length, stale, marks). `marks` bool[N] flags the
-  nodes on the path (the root to start with) where links can close cycles,
-  so the cycle test is one read instead of a scan of the path; bool[0]
-  otherwise."""
-  marks = jnp.arange(capacity if config.links_transpositions else 0) == 0
+  [D], path_actions [D], length, stale, marks). With `tracks` (see
+  `tracks_cycles`), `marks` bool[N] flags the nodes on the path (the root to
+  start with), so the cycle test is one read instead of a scan of the path;
+  bool[0] otherwise."""
+  marks = jnp.arange(capacity if tracks else 0) == 0
   return (jnp.int32(0), jnp.int32(0), jnp.int32(RUNNING),
           jnp.zeros((config.max_depth,), jnp.int32), jnp.zeros((config.max_depth,), jnp.int32),
           jnp.int32(0), jnp.int32(-1), marks)
@@ -362,7 +379,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   # Only links close cycles; descending into a node of the path would make
   # the backup update it twice, so the simulation stops there.
   cycle = jnp.bool_(False)
-  if config.links_transpositions:
+  tracks = marks.shape[0] > 0
+  if tracks:
     cycle = is_node & ~proven & take(marks, safe_child)
 
   kind = graph_lib.select_first(
@@ -373,7 +391,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
       RUNNING).astype(jnp.int32)
   descend = kind == RUNNING
   next_node = jnp.where(descend, safe_child, node)
-  if config.links_transpositions:
+  if tracks:
     marks = marks.at[jnp.where(running & descend, safe_child, marks.shape[0])].set(
         True, mode="drop")
   next_depth = jnp.where(descend, depth + 1, depth)
@@ -396,31 +414,6 @@ def _descent_end(carry, explore):
                    path_marks=marks)
 
 
-def select(graph: graph_lib.Graph, config: config_lib.SearchConfig,
-           explore: Exploration | None = None,
-           virtual_visits: chex.Array | None = None) -> Selection:
-  """Descends from the root of ONE game's graph; see the module docstring.
-
-  Args:
-    graph: ONE game's graph.
-    config: SearchConfig.
-    explore: this simulation's Exploration plan, or None (plain PUCT).
-    virtual_visits: optional int32[N, A] pending leaves of the step, which
-      steer PUCT away (`puct_scores`); the transposition test reads the real
-      statistics, which they never enter.
-
-  Returns:
-    Selection.
-  """
-  root_scores = _root_scores(graph, virtual_visits, config)
-  carry = jax.lax.while_loop(
-      lambda carry: carry[2] == RUNNING,
-      lambda carry: _descent_step(graph, explore, virtual_visits, root_scores, carry[1], carry,
-                                  config),
-      _descent_start(config, graph.capacity))
-  return _descent_end(carry, explore)
-
-
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
                  config: config_lib.SearchConfig,
                  virtual_visits: chex.Array | None = None) -> Selection:
@@ -431,9 +424,11 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
     graph: Graph [B, N, A].
     rng: a PRNG key (exploration draws).
     model: the `mcgs_jax.Model` (constraint-first exploration reads its
-      `priority` moves).
+      `priority` moves; `tracks_cycles` its `acyclic_keys`).
     config: SearchConfig.
-    virtual_visits: optional int32[B, N, A], see `select`.
+    virtual_visits: optional int32[B, N, A], pending leaves of the step,
+      which steer PUCT away (`puct_scores`); the transposition test reads
+      the real statistics, which they never enter.
 
   Returns:
     Selection [B].
@@ -451,9 +446,9 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
     explore = Exploration(mode=mode, depth=depth, priority=priority,
                           rng=jax.random.split(branch_rng, graph.batch_size))
   # One loop over the batch, stepping every game's descent (a stopped one
-  # idles) until the last stops: the same steps as `select` vmapped, without
-  # the select vmap puts on every carried array, the paths [B, D] included,
-  # at every step of a per-game loop.
+  # idles) until the last stops: the steps of a per-game descent vmapped,
+  # without the select vmap puts on every carried array, the paths [B, D]
+  # included, at every step of a per-game loop.
   root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
   step = jax.vmap(functools.partial(_descent_step, config=config),
                   in_axes=(0, 0, 0, 0, None, 0))
@@ -462,5 +457,6 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
       lambda loop: (loop[0] + 1,
                     step(graph, explore, virtual_visits, root_scores, loop[0], loop[1])),
       (jnp.int32(0), jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
-                                  _descent_start(config, graph.capacity))))
+                                  _descent_start(config, graph.capacity,
+                                                 tracks_cycles(config, model)))))
   return jax.vmap(_descent_end)(carry, explore)

@@ -1,6 +1,7 @@
 """Keys that leave out the ply can close cycles (an mctx user's `key_fn`, a
 position key): a ring game whose positions come back forever."""
 
+import dataclasses
 import functools
 
 import jax
@@ -9,7 +10,9 @@ import mctx
 import numpy as np
 import pytest
 
+import envs
 import mcgs_jax
+from mcgs_jax import selection
 from tests import invariants
 
 RING = 5
@@ -83,3 +86,66 @@ def test_ring_paths_have_distinct_nodes():
   assert np.all(g.stats["cycles"] > 0)
   for b in range(2):
     invariants.check_graph(g, b, config)
+
+
+def test_ring_model_keeps_the_cycle_test():
+  """A model that does not declare acyclic keys (the safe default, as an
+  mctx `key_fn` of the position alone) marks its paths."""
+  assert not MODEL.acyclic_keys
+  config = mcgs_jax.SearchConfig(num_simulations=4)
+  assert selection.tracks_cycles(config, MODEL)
+  assert not selection.tracks_cycles(dataclasses.replace(config, backup="tree"), MODEL)
+
+
+@pytest.mark.parametrize("game_id", ["connect4", "tictactoe", "nim-piles:2,3,4", "nim:3,9",
+                                     "nim-misere:2,3", "hsr:2,3,7", "pgx:tic_tac_toe"])
+def test_acyclic_keys_never_repeat_along_a_line(game_id):
+  """The games that declare `acyclic_keys` (the descent then skips the cycle
+  test): along random lines of play no key comes back."""
+  env = envs.make(game_id)
+  assert env.acyclic_keys and mcgs_jax.EnvModel(env).acyclic_keys
+  batch = 16
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  step = jax.jit(env.step)
+  lines = [[tuple(k)] for k in np.asarray(state.key)]
+  rng = jax.random.PRNGKey(1)
+  for ply in range(env.max_game_length):
+    moving = ~np.asarray(state.terminated)
+    if not moving.any():
+      break
+    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+    action = jax.random.categorical(jax.random.fold_in(rng, ply), logits)
+    state = step(state, jnp.where(state.terminated, 0, action).astype(jnp.int32))
+    for b in np.flatnonzero(moving):
+      lines[b].append(tuple(np.asarray(state.key[b])))
+  assert max(len(line) for line in lines) > 3
+  for line in lines:
+    assert len(set(line)) == len(line), (game_id, line)
+
+
+class _MarkingModel(mcgs_jax.EnvModel):
+  """The same env, its keys taken as possibly cyclic."""
+  acyclic_keys = False
+
+
+def test_acyclic_keys_search_as_with_the_cycle_test():
+  """Skipping the cycle test changes nothing where no cycle can close: the
+  same graph as a search that marks its paths, with links and corrections
+  (Nim (3, 4, 5), random rollouts, B=2)."""
+  env = envs.make("nim-piles:3,4,5")
+  state = env.init(jax.random.PRNGKey(0), batch_size=2)
+  config = mcgs_jax.SearchConfig(num_simulations=48, dirichlet_fraction=0.25, q_eps=0.0)
+  eval_fn = envs.rollout_eval(env)
+  marking = _MarkingModel(env=env)
+  assert not selection.tracks_cycles(config, mcgs_jax.EnvModel(env))
+  assert selection.tracks_cycles(config, marking)
+  outs = []
+  for model in (env, marking):
+    graph = init_jit(None, jax.random.PRNGKey(3), state, model, eval_fn, config)
+    _, sel = simulate_jit(None, jax.random.PRNGKey(4), graph, model, eval_fn, config)
+    assert sel.path_marks.shape == ((2, 0) if model is env else (2, config.node_capacity))
+    outs.append(jax.device_get(search_jit(None, jax.random.PRNGKey(3), state, model, eval_fn,
+                                          config)))
+  assert np.all(outs[0].stats.transposition_hits > 0) and np.all(outs[0].stats.corrections > 0)
+  for leaf_skip, leaf_mark in zip(jax.tree.leaves(outs[0]), jax.tree.leaves(outs[1])):
+    np.testing.assert_array_equal(leaf_skip, leaf_mark)
