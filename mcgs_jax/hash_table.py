@@ -1,12 +1,13 @@
 """On-device open-addressing hash table from 64-bit keys to node indices.
 
 Keys are `uint32[2]` (two lanes of a 64-bit key). Linear probing over at most
-`max_probes` slots, inspected in one vectorised gather (no loop), and no
-deletion: a key absent before the first empty slot is absent. All functions
-act on one game's table; vmap them for a batch.
+`max_probes` slots, inspected a group of slots at a time (one vectorised
+gather each), and no deletion: a key absent before the first empty slot is
+absent. All functions act on one game's table; vmap them for a batch.
 """
 
 import chex
+import jax
 import jax.numpy as jnp
 
 EMPTY = -1
@@ -56,8 +57,33 @@ def slot_of(key: chex.Array, size: int) -> chex.Array:
   return (x & jnp.uint32(size - 1)).astype(jnp.int32)
 
 
+# Slots inspected per trip of a lookup. At the loads the search keeps (at
+# most half full) almost every lookup ends within the first trip.
+PROBE_GROUP = 8
+
+
+def _find_in(table, key, slots):
+  """Looks `key` up in `slots` (int32[P], consecutive in probe order):
+  (node, free_slot, resolved), `resolved` False when every slot holds
+  another key (the sequence goes on past them)."""
+  nodes = table.nodes[slots]
+  occupied = nodes != EMPTY
+  match = occupied & jnp.all(table.keys[slots] == key, axis=-1)
+  stop = match | ~occupied
+  first = jnp.argmax(stop)
+  resolved = stop[first]
+  node = jnp.where(resolved & match[first], nodes[first], EMPTY)
+  free_slot = jnp.where(resolved & ~occupied[first], slots[first], EMPTY)
+  return node, free_slot, resolved
+
+
 def find(table: HashTable, key: chex.Array, max_probes: int):
   """Looks `key` up.
+
+  The probe sequence is inspected `PROBE_GROUP` slots at a time, a further
+  group only while the key is neither found nor known absent (vmapped: while
+  any game's is not), so a batch pays for the longest sequence it meets, not
+  for `max_probes`.
 
   Args:
     table: HashTable of one game (T slots).
@@ -72,15 +98,28 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
   """
   size = table.nodes.shape[0]
   probes = min(max_probes, size)
-  slots = (slot_of(key, size) + jnp.arange(probes)) & (size - 1)
-  nodes = table.nodes[slots]
-  occupied = nodes != EMPTY
-  match = occupied & jnp.all(table.keys[slots] == key, axis=-1)
-  stop = match | ~occupied
-  first = jnp.argmax(stop)
-  any_stop = stop[first]
-  node = jnp.where(any_stop & match[first], nodes[first], EMPTY)
-  free_slot = jnp.where(any_stop & ~occupied[first], slots[first], EMPTY)
+  group = min(PROBE_GROUP, probes)
+  home = slot_of(key, size)
+  offsets = jnp.arange(group)
+
+  def trip(start):
+    # Past `probes`, slots repeat the last one inspected: no new answer.
+    return _find_in(table, key, (home + jnp.minimum(start + offsets, probes - 1)) & (size - 1))
+
+  node, free_slot, resolved = trip(0)
+  if probes <= group:
+    return node, free_slot
+
+  def more(carry):
+    start, _, _, resolved = carry
+    return ~resolved & (start < probes)
+
+  def next_group(carry):
+    start = carry[0]
+    return (start + group,) + trip(start)
+
+  _, node, free_slot, _ = jax.lax.while_loop(
+      more, next_group, (jnp.int32(group), node, free_slot, resolved))
   return node, free_slot
 
 
