@@ -63,12 +63,14 @@ def import_base(base_dir: str):
 
 def cpu_medians(calls: dict, rounds: int) -> dict:
   """name -> median CPU ms of `calls[name]()`, after one untimed call each,
-  the calls interleaved round by round."""
+  the calls interleaved round by round, in reverse order every other round
+  (a call's place in the round can bias its time by a few percent)."""
   for call in calls.values():
     jax.block_until_ready(call())
   times = {name: [] for name in calls}
-  for _ in range(rounds):
-    for name, call in calls.items():
+  for round_index in range(rounds):
+    order = list(calls.items())
+    for name, call in order if round_index % 2 == 0 else reversed(order):
       start = time.process_time()
       jax.block_until_ready(call())
       times[name].append(time.process_time() - start)
