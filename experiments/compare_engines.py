@@ -12,7 +12,10 @@ package `mcgs_jax_base` (its imports rewritten), so both run in the same
 process on the same envs, networks and inputs; every timed round calls each
 variant once, in turn. Times are CPU seconds of the process
 (`time.process_time`), steadier than wall time on a machine shared with
-other jobs; medians over the rounds.
+other jobs; medians over the rounds. Ratios (to the floor, between the
+engines, between the modes) are medians of each round's paired ratio, with
+the middle half of the rounds' ratios: the machine's drift from round to
+round cancels in a pair.
 
   phases  Connect-4 from the empty board, MLP(128, 128) (or `--game` Nim, the
           noisy evaluator of `mcgs_vs_mcts`): the network+env-only floor
@@ -61,10 +64,10 @@ def import_base(base_dir: str):
   return mcgs_jax_base
 
 
-def cpu_medians(calls: dict, rounds: int) -> dict:
-  """name -> median CPU ms of `calls[name]()`, after one untimed call each,
-  the calls interleaved round by round, in reverse order every other round
-  (a call's place in the round can bias its time by a few percent)."""
+def cpu_times(calls: dict, rounds: int) -> dict:
+  """name -> CPU ms of `calls[name]()` in each round, after one untimed call
+  each, the calls interleaved round by round, in reverse order every other
+  round (a call's place in the round can bias its time by a few percent)."""
   for call in calls.values():
     jax.block_until_ready(call())
   times = {name: [] for name in calls}
@@ -73,8 +76,23 @@ def cpu_medians(calls: dict, rounds: int) -> dict:
     for name, call in order if round_index % 2 == 0 else reversed(order):
       start = time.process_time()
       jax.block_until_ready(call())
-      times[name].append(time.process_time() - start)
-  return {name: 1e3 * statistics.median(t) for name, t in times.items()}
+      times[name].append(1e3 * (time.process_time() - start))
+  return times
+
+
+def cpu_medians(calls: dict, rounds: int) -> dict:
+  """name -> median CPU ms of `calls[name]()` (`cpu_times`)."""
+  return {name: statistics.median(t) for name, t in cpu_times(calls, rounds).items()}
+
+
+def paired_ratio(numerator: list, denominator: list) -> str:
+  """The median over rounds of numerator / denominator, each round's two
+  calls paired (the machine's drift between rounds cancels), with the
+  middle half of the rounds' ratios."""
+  ratios = sorted(a / b for a, b in zip(numerator, denominator))
+  quarter = len(ratios) // 4
+  return (f"{statistics.median(ratios):.3f} (middle half {ratios[quarter]:.3f}-"
+          f"{ratios[len(ratios) - 1 - quarter]:.3f})")
 
 
 def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect4",
@@ -90,17 +108,23 @@ def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect
                                    **benchlib.evaluation_budget(evals))
       search = jax.jit(functools.partial(engine.search, env=env, eval_fn=eval_fn, config=config))
       calls[f"search {backup} ({name})"] = functools.partial(search, params, rng, state)
-  ms = cpu_medians(calls, rounds)
-  floor = ms["network+env only"]
+  times = cpu_times(calls, rounds)
+  floor = times["network+env only"]
   print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {benchlib.evaluator_name(game)}, "
-        f"{rounds} rounds, CPU ms")
+        f"{rounds} rounds, CPU ms; ratios: medians of the rounds' paired ratios")
   print("| row | CPU ms | vs network |\n|---|---|---|")
-  for row, value in ms.items():
-    print(f"| {row} | {value:.1f} | {value / floor:.2f} |")
-  for name in engines:
+  for row, value in times.items():
+    print(f"| {row} | {statistics.median(value):.1f} | {paired_ratio(value, floor)} |")
+  search = lambda backup, name: times[f"search {backup} ({name})"]
+  names = list(engines)
+  for backup in backups:
+    for name in names[1:]:
+      print(f"{backup}, {name} / {names[0]}: "
+            f"{paired_ratio(search(backup, name), search(backup, names[0]))}")
+  for name in names:
     for backup in backups[1:]:
-      print(f"{backup} / {backups[0]} ({name}): "
-            f"{ms[f'search {backup} ({name})'] / ms[f'search {backups[0]} ({name})']:.2f}")
+      print(f"{backups[0]} / {backup} ({name}): "
+            f"{paired_ratio(search(backups[0], name), search(backup, name))}")
 
 
 def solver(engines, sims, rounds):

@@ -3,6 +3,7 @@
 import csv
 
 from experiments import bench_phases
+from experiments import compare_engines
 
 
 def test_bench_phases_writes_its_rows(tmp_path):
@@ -52,3 +53,12 @@ def test_profile_search_on_nim_with_an_evaluation_budget():
   phases = {row["phase"] for row in rows}
   assert {"descend/select", "evaluate", "expand: backup"} <= phases
   assert abs(sum(row["share"] for row in rows) - 1.0) < 0.01
+
+
+def test_compare_engines_pairs_each_round():
+  """Ratios pair the two calls of a round: [1, 10, 10] over [2, 5, 30] is
+  0.5 (rounds: 0.5, 2, 1/3), where the ratio of the medians would be 2."""
+  assert compare_engines.paired_ratio([1, 10, 10], [2, 5, 30]) == (
+      "0.500 (middle half 0.333-2.000)")
+  assert compare_engines.paired_ratio([1, 2, 4, 8], [2, 4, 8, 16]) == (
+      "0.500 (middle half 0.500-0.500)")
