@@ -115,16 +115,18 @@ def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect
   print("| row | CPU ms | vs network |\n|---|---|---|")
   for row, value in times.items():
     print(f"| {row} | {statistics.median(value):.1f} | {paired_ratio(value, floor)} |")
-  search = lambda backup, name: times[f"search {backup} ({name})"]
+  def runs(backup, name):
+    return times[f"search {backup} ({name})"]
+
   names = list(engines)
   for backup in backups:
     for name in names[1:]:
       print(f"{backup}, {name} / {names[0]}: "
-            f"{paired_ratio(search(backup, name), search(backup, names[0]))}")
+            f"{paired_ratio(runs(backup, name), runs(backup, names[0]))}")
   for name in names:
     for backup in backups[1:]:
       print(f"{backups[0]} / {backup} ({name}): "
-            f"{paired_ratio(search(backups[0], name), search(backup, name))}")
+            f"{paired_ratio(runs(backups[0], name), runs(backup, name))}")
 
 
 def solver(engines, sims, rounds):
