@@ -22,6 +22,8 @@ from typing import Any, Callable
 import chex
 import jax.numpy as jnp
 
+from mcgs_jax import graph as graph_lib
+
 
 @chex.dataclass(frozen=True)
 class Root:
@@ -173,13 +175,20 @@ class EnvModel(Model):
     """
     del params, rng
     child = self.env.step(embedding, action)
+    # The end test (Connect-4's four in a row) feeds the legal mask, the
+    # softmax over it, the backup and the node write: computed once, not in
+    # each of them. Where it is a stored field (this package's games, pgx's
+    # own states) the state's legal mask reads the result too.
+    terminal = graph_lib.computed_once(child.terminated)
+    if "terminated" in getattr(child, "__dataclass_fields__", {}):
+      child = dataclasses.replace(child, terminated=terminal)
     mover = embedding.current_player
     reward = jnp.take_along_axis(child.rewards, mover[:, None], axis=1)[:, 0]
     same_player = child.current_player == mover
-    discount = jnp.where(child.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
+    discount = jnp.where(terminal, 0.0, jnp.where(same_player, 1.0, -1.0))
     return Transition(embedding=child, key=child.key, reward=reward.astype(jnp.float32),
-                      discount=discount.astype(jnp.float32), terminal=child.terminated,
-                      legal=child.legal_action_mask & ~child.terminated[:, None])
+                      discount=discount.astype(jnp.float32), terminal=terminal,
+                      legal=child.legal_action_mask & ~terminal[:, None])
 
 
 def as_model(env: Any) -> Model:

@@ -389,6 +389,9 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
       [NO_SIMULATION, DEAD_END, EXPAND, TERMINAL_EDGE, SOLVED_EDGE, CYCLE, CORRECTION,
        DEPTH_LIMIT],
       RUNNING).astype(jnp.int32)
+  # Every output of the step follows from `kind`: one kernel computes it
+  # with the transposition test's reads, instead of a copy in each consumer.
+  kind = graph_lib.computed_once(kind)
   descend = kind == RUNNING
   next_node = jnp.where(descend, safe_child, node)
   if tracks:
