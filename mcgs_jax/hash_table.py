@@ -1,28 +1,54 @@
 """On-device open-addressing hash table from 64-bit keys to node indices.
 
 Keys are `uint32[2]` (two lanes of a 64-bit key). Linear probing over at most
-`max_probes` slots, inspected a group of slots at a time (one vectorised
-gather each), and no deletion: a key absent before the first empty slot is
-absent. All functions act on one game's table; vmap them for a batch.
+`max_probes` slots from the start of the aligned group holding the key's hash
+slot, inspected a group at a time (one contiguous read each), and no
+deletion: a key absent before the first empty slot is absent. All functions
+act on one game's table; vmap them for a batch.
 """
 
 import chex
 import jax
 import jax.numpy as jnp
 
+from mcgs_jax import fusion
+
 EMPTY = -1
+
+# Lanes of a table entry: the key's two lanes, then the node index's bits.
+_NODE_LANE = 2
 
 
 @chex.dataclass(frozen=True)
 class HashTable:
   """One game's table of T slots (T a power of two).
 
+  A slot's key and node index share one row, so a lookup reads one run of
+  memory per game rather than one per array: on a CPU with the graph's
+  arrays around it, each such read waits for memory.
+
   Attributes:
-    keys: uint32[T, 2] the stored keys.
-    nodes: int32[T] the node index stored under each key, EMPTY where free.
+    entries: uint32[T, 3], the stored key's two lanes, then the stored node
+      index's bits (EMPTY where free). `stored_keys` and `nodes` read them.
   """
-  keys: chex.Array   # uint32[T, 2]
-  nodes: chex.Array  # int32[T], EMPTY where free
+  entries: chex.Array
+
+  @property
+  def stored_keys(self) -> chex.Array:
+    """uint32[..., T, 2]: the key stored in each slot (0 where free)."""
+    return self.entries[..., :_NODE_LANE]
+
+  @property
+  def nodes(self) -> chex.Array:
+    """int32[..., T]: the node index stored in each slot, EMPTY where free."""
+    return self.entries[..., _NODE_LANE].view(jnp.int32)
+
+
+def _entry(key, node):
+  """uint32[..., 3]: the entry storing `node` (int32[...]) under `key`
+  (uint32[..., 2])."""
+  node_bits = jnp.asarray(node, jnp.int32).view(jnp.uint32)
+  return jnp.concatenate([key, node_bits[..., None]], axis=-1)
 
 
 def empty(size: int) -> HashTable:
@@ -32,10 +58,10 @@ def empty(size: int) -> HashTable:
     size: T, the number of slots (a power of two).
 
   Returns:
-    HashTable with keys uint32[T, 2] and nodes int32[T].
+    HashTable with entries uint32[T, 3].
   """
-  return HashTable(keys=jnp.zeros((size, 2), jnp.uint32),
-                   nodes=jnp.full((size,), EMPTY, jnp.int32))
+  return HashTable(entries=_entry(jnp.zeros((size, 2), jnp.uint32),
+                                  jnp.full((size,), EMPTY, jnp.int32)))
 
 
 def slot_of(key: chex.Array, size: int) -> chex.Array:
@@ -57,33 +83,53 @@ def slot_of(key: chex.Array, size: int) -> chex.Array:
   return (x & jnp.uint32(size - 1)).astype(jnp.int32)
 
 
-# Slots inspected per trip of a lookup. At the loads the search keeps (at
-# most half full) almost every lookup ends within the first trip.
+# Slots inspected per trip of a lookup, an aligned group of consecutive slots
+# (one contiguous read per game). At the loads the search keeps (at most half
+# full) almost every lookup ends within the first trip.
 PROBE_GROUP = 8
 
 
-def _find_in(table, key, slots):
-  """Looks `key` up in `slots` (int32[P], consecutive in probe order):
-  (node, free_slot, resolved), `resolved` False when every slot holds
-  another key (the sequence goes on past them)."""
-  nodes = table.nodes[slots]
+def home_slot(key: chex.Array, size: int) -> chex.Array:
+  """First slot of `key`'s probe sequence: the start of the aligned group of
+  `PROBE_GROUP` slots (`size` if smaller) that holds its hash slot.
+
+  Starting at a group boundary keeps every trip's slots contiguous and in
+  bounds, so a trip reads them as one slice, not slot by slot.
+
+  Args:
+    key: uint32[2].
+    size: T, the table size (a power of two).
+
+  Returns:
+    int32 scalar in [0, T), a multiple of min(PROBE_GROUP, T).
+  """
+  return slot_of(key, size) & ~(min(PROBE_GROUP, size) - 1)
+
+
+def _find_in(table, key, first, inspected):
+  """Looks `key` up in the group of slots from `first` on, the ones where
+  `inspected` (bool[P]) holds: (node, free_slot, resolved), `resolved` False
+  when every inspected slot holds another key (the sequence goes on)."""
+  group = inspected.shape[0]
+  window = HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))
+  nodes = window.nodes
   occupied = nodes != EMPTY
-  match = occupied & jnp.all(table.keys[slots] == key, axis=-1)
-  stop = match | ~occupied
-  first = jnp.argmax(stop)
-  resolved = stop[first]
-  node = jnp.where(resolved & match[first], nodes[first], EMPTY)
-  free_slot = jnp.where(resolved & ~occupied[first], slots[first], EMPTY)
+  match = occupied & jnp.all(window.stored_keys == key, axis=-1)
+  stop = (match | ~occupied) & inspected
+  index = jnp.argmax(stop)
+  resolved = stop[index]
+  node = jnp.where(resolved & match[index], nodes[index], EMPTY)
+  free_slot = jnp.where(resolved & ~occupied[index], first + index, EMPTY)
   return node, free_slot, resolved
 
 
 def find(table: HashTable, key: chex.Array, max_probes: int):
   """Looks `key` up.
 
-  The probe sequence is inspected `PROBE_GROUP` slots at a time, a further
-  group only while the key is neither found nor known absent (vmapped: while
-  any game's is not), so a batch pays for the longest sequence it meets, not
-  for `max_probes`.
+  The probe sequence (linear, from `home_slot`, wrapping around) is
+  inspected `PROBE_GROUP` slots at a time, a further group only while the
+  key is neither found nor known absent (vmapped: while any game's is not),
+  so a batch pays for the longest sequence it meets, not for `max_probes`.
 
   Args:
     table: HashTable of one game (T slots).
@@ -96,15 +142,18 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
     its probe sequence), or EMPTY if it is present or no slot is free within
     `max_probes`.
   """
-  size = table.nodes.shape[0]
+  size = table.entries.shape[0]
   probes = min(max_probes, size)
-  group = min(PROBE_GROUP, probes)
-  home = slot_of(key, size)
+  group = min(PROBE_GROUP, size)
+  home = home_slot(key, size)
+  if size // group < 2**22:
+    # Fused into the read, the hash would be recomputed for every lane read.
+    home = group * fusion.computed_once(home // group)
   offsets = jnp.arange(group)
 
   def trip(start):
-    # Past `probes`, slots repeat the last one inspected: no new answer.
-    return _find_in(table, key, (home + jnp.minimum(start + offsets, probes - 1)) & (size - 1))
+    # Groups are aligned, so (home + start) mod T starts one in bounds.
+    return _find_in(table, key, (home + start) & (size - 1), start + offsets < probes)
 
   node, free_slot, resolved = trip(0)
   if probes <= group:
@@ -136,10 +185,9 @@ def write(table: HashTable, slot: chex.Array, key: chex.Array,
   Returns:
     The updated HashTable.
   """
-  size = table.nodes.shape[0]
+  size = table.entries.shape[0]
   index = jnp.where(slot >= 0, slot, size)  # out of bounds -> dropped
-  return HashTable(keys=table.keys.at[index].set(key, mode="drop"),
-                   nodes=table.nodes.at[index].set(node, mode="drop"))
+  return HashTable(entries=table.entries.at[index].set(_entry(key, node), mode="drop"))
 
 
 def insert(table: HashTable, key: chex.Array, node: chex.Array, max_probes: int):

@@ -72,7 +72,7 @@ def check_graph(g, b, config, legal_of=None):
   if config.uses_table:
     nodes = g.table.nodes[b]
     stored = nodes != hash_table.EMPTY
-    table_keys = g.table.keys[b][stored]
+    table_keys = g.table.stored_keys[b][stored]
     np.testing.assert_array_equal(table_keys, g.key[b][nodes[stored]])
     assert len({tuple(k) for k in table_keys}) == len(table_keys)
     if g.stats["table_overflows"][b] == 0:
