@@ -65,7 +65,8 @@ def empty(size: int) -> HashTable:
 
 
 def slot_of(key: chex.Array, size: int) -> chex.Array:
-  """Home slot of `key`: a murmur3-style mix of both lanes.
+  """Hash slot of `key` (a murmur3-style mix of both lanes); `home_slot` is
+  the start of its group.
 
   Args:
     key: uint32[2].
