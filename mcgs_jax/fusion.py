@@ -3,6 +3,9 @@
 import chex
 import jax.numpy as jnp
 
+# Codes `computed_once` keeps exactly: 0 <= code < CODE_LIMIT.
+CODE_LIMIT = 2**22
+
 
 def computed_once(code: chex.Array) -> chex.Array:
   """`code` (bool, or int32 in [0, 2^22)), computed in a kernel of its own.

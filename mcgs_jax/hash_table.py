@@ -147,7 +147,7 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
   probes = min(max_probes, size)
   group = min(PROBE_GROUP, size)
   home = home_slot(key, size)
-  if size // group < 2**22:
+  if size // group < fusion.CODE_LIMIT:
     # Fused into the read, the hash would be recomputed for every lane read.
     home = group * fusion.computed_once(home // group)
   offsets = jnp.arange(group)

@@ -23,7 +23,6 @@ import chex
 import jax.numpy as jnp
 
 from mcgs_jax import fusion
-from mcgs_jax import graph as graph_lib
 
 
 @chex.dataclass(frozen=True)
