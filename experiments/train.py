@@ -224,7 +224,9 @@ class Run:
     if self.mesh is None:
       return state
     placed = trainer.replicate(state, self.mesh)
-    games = state["games"]
+    # The games' counters stay replicated: placed as self-play returns them,
+    # so its second call finds the first call's compiled code.
+    games = placed["games"]
     placed["games"] = games.replace(
         env_state=trainer.shard_batch(games.env_state, self.mesh),
         move_number=trainer.shard_batch(games.move_number, self.mesh),

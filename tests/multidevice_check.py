@@ -1,18 +1,21 @@
 """Run with XLA_FLAGS=--xla_force_host_platform_device_count=2 (see
 test_multidevice.py): the 2-device update equals the 1-device update on the
-same data, and a data-parallel training iteration runs."""
+same data, and data-parallel training iterations run, the second without
+compiling anything."""
 
 import sys
 import tempfile
 
 import jax
+from jax import monitoring
 import numpy as np
 
 from experiments import train
 from learning import config as config_lib
 from learning import replay
-from learning import selfplay
 from learning import trainer
+
+BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 
 
 def main():
@@ -22,15 +25,28 @@ def main():
       network_kwargs={"num_blocks": 1, "channels": 8}, games=4, simulations=4,
       moves_per_iteration=9, batch_size=8, min_replay=8, updates_per_iteration=2,
       replay_capacity=128, eval_every=0)
-  env, network, eval_fn = train.build_network(config)
+  compiles = []
+  monitoring.register_event_duration_secs_listener(
+      lambda name, secs, **kw: compiles.append(name) if name == BACKEND_COMPILE else None)
+  # A whole data-parallel iteration: self-play sharded over the games.
+  with tempfile.TemporaryDirectory() as directory:
+    run = train.Run(directory, config)
+    assert run.mesh is not None
+    row = run.step()
+    before = len(compiles)
+    row = run.step()
+    # The second iteration reuses the first one's compiled self-play and
+    # update: its inputs are placed as the first call returned them.
+    assert len(compiles) == before, compiles[before:]
+    buffer = jax.device_get(run.state["buffer"])
+    run.close()
+  assert row["devices"] == 2 and row["positions_total"] > 0, row
+  # The 2-device update equals the 1-device update on the same (real
+  # self-play) examples.
+  env, network, _ = train.build_network(config)
   variables = train.init_variables(network, env, jax.random.PRNGKey(0))
   optimizer = train._optimizer(config.learning_rate, config.weight_decay, config.optimizer)  # pylint: disable=protected-access
   opt_state = optimizer.init(variables["params"])
-  # Real examples from self-play.
-  games = selfplay.init(jax.random.PRNGKey(1), env, 4)
-  _, examples, valid, _ = selfplay.play(variables, jax.random.PRNGKey(2), games, env, eval_fn,
-                                        config.selfplay_config(), 9)
-  buffer = replay.add(replay.init(selfplay.example_like(env), 64), examples, valid)
   batch, weights = replay.sample(buffer, jax.random.PRNGKey(3), 8)
   loss_config = trainer.LossConfig()
   results = []
@@ -49,14 +65,6 @@ def main():
   moved = max(float(np.max(np.abs(a - b))) for a, b in zip(
       jax.tree.leaves(results[0][0]["params"]), jax.tree.leaves(variables["params"])))
   assert moved > 1e-6, moved
-  # A whole data-parallel iteration: self-play sharded over the games.
-  with tempfile.TemporaryDirectory() as directory:
-    run = train.Run(directory, config)
-    assert run.mesh is not None
-    row = run.step()
-    row = run.step()
-    run.close()
-  assert row["devices"] == 2 and row["positions_total"] > 0, row
   print("multidevice ok", row["loss"])
 
 
