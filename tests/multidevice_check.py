@@ -7,15 +7,13 @@ import sys
 import tempfile
 
 import jax
-from jax import monitoring
 import numpy as np
 
 from experiments import train
 from learning import config as config_lib
 from learning import replay
 from learning import trainer
-
-BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
+from tests import compile_count
 
 
 def main():
@@ -25,19 +23,16 @@ def main():
       network_kwargs={"num_blocks": 1, "channels": 8}, games=4, simulations=4,
       moves_per_iteration=9, batch_size=8, min_replay=8, updates_per_iteration=2,
       replay_capacity=128, eval_every=0)
-  compiles = []
-  monitoring.register_event_duration_secs_listener(
-      lambda name, secs, **kw: compiles.append(name) if name == BACKEND_COMPILE else None)
   # A whole data-parallel iteration: self-play sharded over the games.
   with tempfile.TemporaryDirectory() as directory:
     run = train.Run(directory, config)
     assert run.mesh is not None
     row = run.step()
-    before = len(compiles)
-    row = run.step()
+    with compile_count.backend_compiles() as compiles:
+      row = run.step()
     # The second iteration reuses the first one's compiled self-play and
     # update: its inputs are placed as the first call returned them.
-    assert len(compiles) == before, compiles[before:]
+    assert not compiles, compiles
     buffer = jax.device_get(run.state["buffer"])
     run.close()
   assert row["devices"] == 2 and row["positions_total"] > 0, row

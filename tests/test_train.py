@@ -16,6 +16,7 @@ import mcgs_jax
 from experiments import train
 from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
+from tests import compile_count
 
 # Tiny tic-tac-toe run: a few seconds of compilation, milliseconds per iteration.
 TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
@@ -52,7 +53,10 @@ def test_resume_equals_uninterrupted(tmp_path):
   config = _config()
   straight, rows = _run(tmp_path / "straight", config, 4)
   _run(tmp_path / "resumed", config, 2)
-  resumed, resumed_rows = _run(tmp_path / "resumed", config, 4)
+  with compile_count.backend_compiles() as compiles:
+    resumed, resumed_rows = _run(tmp_path / "resumed", config, 4)
+  # The restored state is placed like a fresh one: the compiled code is reused.
+  assert not compiles, compiles
   _same_tree(straight["variables"], resumed["variables"])
   _same_tree(straight["opt_state"], resumed["opt_state"])
   _same_tree(straight["buffer"], resumed["buffer"])
