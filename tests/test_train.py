@@ -134,7 +134,11 @@ def test_sigkill_resume(tmp_path):
   config_file.write_text(json.dumps(dict(TINY, moves_per_iteration=9)))
   iterations = 12
   killed, straight = tmp_path / "killed", tmp_path / "straight"
-  env = dict(os.environ, PYTHONUNBUFFERED="1")
+  # The three processes compile the same programs: the first one's are
+  # reused through JAX's persistent compilation cache.
+  env = dict(os.environ, PYTHONUNBUFFERED="1",
+             JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jax_cache"),
+             JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
   proc = subprocess.Popen(_cli(killed, config_file, iterations), cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
   # Kill once a few iterations are checkpointed, mid-run.
