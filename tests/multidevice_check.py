@@ -28,7 +28,7 @@ def main():
     run = train.Run(directory, config)
     assert run.mesh is not None
     row = run.step()
-    with compile_count.backend_compiles() as compiles:
+    with compile_count.compilations() as compiles:
       row = run.step()
     # The second iteration reuses the first one's compiled self-play and
     # update: its inputs are placed as the first call returned them.

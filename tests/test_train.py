@@ -53,7 +53,7 @@ def test_resume_equals_uninterrupted(tmp_path):
   config = _config()
   straight, rows = _run(tmp_path / "straight", config, 4)
   _run(tmp_path / "resumed", config, 2)
-  with compile_count.backend_compiles() as compiles:
+  with compile_count.compilations() as compiles:
     resumed, resumed_rows = _run(tmp_path / "resumed", config, 4)
   # The restored state is placed like a fresh one: the compiled code is reused.
   assert not compiles, compiles
