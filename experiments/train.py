@@ -199,10 +199,6 @@ class Run:
       # The CSV may hold a row of an iteration whose checkpoint never
       # completed: the checkpoint's rows are the truth.
       write_metrics(metrics_path, rows)
-      # Restored arrays come committed to a device, a fresh state's are not:
-      # placed like a fresh state, a run resumed in the same process reuses
-      # the compiled self-play and update instead of compiling them again.
-      state = jax.device_put(jax.device_get(state))
     state = self._place(state)
     return state, rows
 

@@ -76,7 +76,8 @@ class Checkpointer:
       template: a pytree of arrays like the saved state.
 
     Returns:
-      (state, meta): the restored pytree and the metadata dict.
+      (state, meta): the restored pytree, placed like freshly made arrays
+      (on the default device, uncommitted), and the metadata dict.
 
     Raises:
       CheckpointError: unreadable files, or arrays unlike the template's.
@@ -102,7 +103,10 @@ class Checkpointer:
                       for k in diff[:5]))
     if not isinstance(meta, dict):
       raise CheckpointError(f"checkpoint {path}: metadata is not a JSON object")
-    return state, meta
+    # orbax returns arrays committed to a device, which freshly made ones are
+    # not: jitted functions would compile again for them (a run resumed in
+    # the same process would recompile its self-play and update).
+    return jax.device_put(jax.device_get(state)), meta
 
   def close(self) -> None:
     """Releases the checkpoint manager."""
