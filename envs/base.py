@@ -16,6 +16,7 @@ What the search relies on (see `mcgs_jax.EnvModel`):
   env.step(state, action)   -> state        stepping a terminated state is a no-op
   env.exact_keys            bool            equal keys have equal futures (solver)
   env.acyclic_keys          bool            no key repeats along a line of play
+  env.alternating_zero_sum  bool            non-terminal moves: reward 0, turn passes
 """
 
 import dataclasses
@@ -71,6 +72,16 @@ class Env:
     ply, or a quantity that only grows), so that no transposition link
     closes a cycle and `mcgs_jax` skips its cycle test. False here, which
     is always safe; each game of this package that qualifies says so."""
+    return False
+
+  @property
+  def alternating_zero_sum(self) -> bool:
+    """Whether every move into a non-terminal position gives reward 0 to
+    both players and passes the turn to the other player (two players
+    alternate, rewards only at the end), so that `mcgs_jax` takes reward 0
+    and discount -1 for the edges inside a path instead of reading them.
+    False here, which is always safe; each game of this package that
+    qualifies says so."""
     return False
 
   def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:

@@ -145,6 +145,11 @@ class Connect4(base.Env):
     """True: every move adds a stone, and the key holds the stones."""
     return True
 
+  @property
+  def alternating_zero_sum(self) -> bool:
+    """True: players alternate and only the last move is rewarded."""
+    return True
+
   def _init(self, rng: jax.Array) -> State:
     del rng
     return State(

@@ -140,6 +140,11 @@ class HSR(base.Env):
     return True
 
   @property
+  def alternating_zero_sum(self) -> bool:
+    """True: tester and adversary alternate; only the last move is rewarded."""
+    return True
+
+  @property
   def observation_size(self) -> int:
     """2 n + k + q + 3, the length of `observation`."""
     return 2 * self.answers + self.jars + self.tests + 3

@@ -107,6 +107,11 @@ class Nim(base.Env):
     """True: every move takes a stone, and the key holds the piles."""
     return True
 
+  @property
+  def alternating_zero_sum(self) -> bool:
+    """True: players alternate and only the last move is rewarded."""
+    return True
+
   def _legal(self, piles):
     takes = jnp.arange(1, self.take_limit + 1)
     return (takes[None, :] <= piles[:, None]).reshape(-1)

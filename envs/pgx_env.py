@@ -523,6 +523,12 @@ class PgxEnv(base.Env):
     return True
 
   @property
+  def alternating_zero_sum(self) -> bool:
+    """True: pgx's two-player board games alternate (a pass is a move) and
+    reward only the last move."""
+    return True
+
+  @property
   def observation_shape(self) -> tuple[int, ...]:
     """pgx's observation shape of one state, e.g. (8, 8, 2) for othello."""
     return tuple(_spec(self.game_id).observation.shape)

@@ -133,6 +133,11 @@ class TicTacToe(base.Env):
     """True: every move adds a mark, and the key holds the marks."""
     return True
 
+  @property
+  def alternating_zero_sum(self) -> bool:
+    """True: players alternate and only the last move is rewarded."""
+    return True
+
   def _init(self, rng: jax.Array) -> State:
     del rng
     return State(position=jnp.uint32(0), mask=jnp.uint32(0), ply=jnp.int32(0),

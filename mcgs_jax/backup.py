@@ -330,10 +330,11 @@ def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward
 
 
 @functools.lru_cache(maxsize=None)
-def _custom_backup(config):
-  """`_backup_one` for `config` (static), vmapped by `_backup_batch`."""
+def _custom_backup(config, alternating):
+  """`_backup_one` for `config` (static), vmapped by `_backup_batch`, which
+  takes reward 0 and discount -1 inside the paths with `alternating`."""
   core = custom_batching.custom_vmap(functools.partial(_backup_one, config))
-  core.def_vmap(functools.partial(_backup_batch, config))
+  core.def_vmap(functools.partial(_backup_batch, config, alternating))
   return core
 
 
@@ -407,8 +408,8 @@ class _PathArrays:
     self.edge_reward, self.edge_discount = edge_reward, edge_discount
 
 
-def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_actions, length,
-                  leaf_value, start, kind):
+def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes, path_actions,
+                  length, leaf_value, start, kind):
   """`_backup_one` for a batch of games, chunk by chunk of `_CHUNK` path
   slots, from the deepest chunk that holds some game's path edge up.
 
@@ -420,6 +421,11 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
   come after the writes of the deeper chunks, which touch other nodes (path
   nodes are distinct), so they read the pre-backup statistics; each write
   depends on its array's read, so XLA updates the arrays in place.
+
+  With `alternating` (the model's `alternating_zero_sum`) the chunks take
+  reward 0 and discount -1 for their edges without reading them: a chunk's
+  edges that enter the recursion lead to path nodes, never to the end of a
+  game (the last edge's own values are read by `_last_edge_value`).
   """
   in_arrays, *in_rest = in_batched
   arrays = _with_batch_axis(axis_size, arrays, in_arrays)
@@ -440,12 +446,15 @@ def _backup_batch(config, axis_size, in_batched, arrays, path_nodes, path_action
                edge_discount, nodes, actions):
     # Statistics this mode never reads are not gathered.
     unknown = jnp.zeros(nodes.shape, jnp.int32)
+    if alternating:
+      reward = jnp.zeros(nodes.shape, jnp.float32)
+      discount = jnp.full(nodes.shape, -1.0, jnp.float32)
+    else:
+      reward, discount = take(edge_reward, nodes, actions), take(edge_discount, nodes, actions)
     return (take(visits, nodes), take(value_sum, nodes),
             take(solved, nodes) if config.solver else unknown,
             take(num_parents, nodes) if config.corrects_transpositions else unknown,
-            take(edge_visits, nodes, actions),
-            take(edge_q, nodes, actions), take(edge_reward, nodes, actions),
-            take(edge_discount, nodes, actions))
+            take(edge_visits, nodes, actions), take(edge_q, nodes, actions), reward, discount)
 
   def write_one(visits_all, value_sum_all, edge_visits_all, edge_q_all, nodes, actions, visits,
                 values, edge_visits, new_q):
@@ -539,7 +548,8 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
 
 def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
                 length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
-                start: chex.Array = 0, kind: chex.Array | None = None):
+                start: chex.Array = 0, kind: chex.Array | None = None,
+                alternating: bool = False):
   """`backup`, where a simulation that ends without expanding backs up its
   `stop_value`, read here.
 
@@ -563,6 +573,9 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
     start: int32, first edge updated (as in `backup`).
     kind: optional int32, how the simulation ended (`selection.Selection.kind`
       or `LINKED`).
+    alternating: the model's `alternating_zero_sum` (static): vmapped, the
+      backup then takes reward 0 and discount -1 for the edges inside the
+      path instead of reading them.
 
   Returns:
     (graph as `backup`'s, f32 the value the last edge received).
@@ -576,7 +589,7 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   arrays = (graph.visits, graph.value_sum, graph.solved, graph.num_parents, graph.child,
             graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
   kind = graph_lib.RUNNING if kind is None else kind
-  visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config)(
+  visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config, alternating)(
       arrays, path_nodes, path_actions, length, jnp.asarray(leaf_value, jnp.float32),
       jnp.asarray(start, jnp.int32), jnp.asarray(kind, jnp.int32))
   return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,

@@ -187,7 +187,8 @@ def deactivate(sel: selection.Selection, active: chex.Array) -> selection.Select
 def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
                       trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
                       prior: chex.Array, nn_value: chex.Array, nan: chex.Array,
-                      config: config_lib.SearchConfig) -> graph_lib.Graph:
+                      config: config_lib.SearchConfig,
+                      alternating: bool = False) -> graph_lib.Graph:
   """Step 5 for ONE game (vmap for a batch): expands the selected edge and
   backs the simulation's value up its path.
 
@@ -202,6 +203,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     nn_value: f32, the network's (sanitised) value of the child.
     nan: bool, the network's output for the child had a NaN.
     config: SearchConfig.
+    alternating: the model's `alternating_zero_sum` (static, see
+      `backup.backup_stop`).
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
@@ -283,7 +286,7 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   with jax.named_scope("backup"):
     graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
                                                leaf_value, config, start=sel.start,
-                                               kind=stop_kind)
+                                               kind=stop_kind, alternating=alternating)
   if config.hard_pruning:
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length,

@@ -73,6 +73,12 @@ class Model:
   # that only grows), so no link closes a cycle: descents skip the cycle
   # test (`selection.tracks_cycles`). False, the safe default, keeps it.
   acyclic_keys: bool = False
+  # Every move into a non-terminal position has reward 0 and discount -1
+  # (two players alternate, rewards only at the end), so the search takes
+  # those values for the edges inside a path instead of reading them
+  # (`selection`'s transposition test, the batched backup). False, the safe
+  # default, reads them.
+  alternating_zero_sum: bool = False
 
   def root(self, state: Any) -> Root:
     """The root of each game of a batch of states.
@@ -134,6 +140,12 @@ class EnvModel(Model):
     """Whether the env's keys never repeat along a line of play
     (`env.acyclic_keys`, False if absent)."""
     return getattr(self.env, "acyclic_keys", False)
+
+  @property
+  def alternating_zero_sum(self) -> bool:
+    """Whether every move into a non-terminal position has reward 0 and
+    discount -1 (`env.alternating_zero_sum`, False if absent)."""
+    return getattr(self.env, "alternating_zero_sum", False)
 
   def root(self, state):
     """The root of each game: the env state itself.
@@ -236,6 +248,7 @@ class MctxModel(Model):
   num_actions: int
   exact_keys: bool = True
   acyclic_keys: bool = False
+  alternating_zero_sum: bool = False
 
   def root(self, state: MctxState) -> Root:
     """The root of each game, legal actions read off the prior logits.
@@ -316,7 +329,8 @@ class MctxEval:
 
 
 def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
-              exact_keys: bool = True, acyclic_keys: bool = False):
+              exact_keys: bool = True, acyclic_keys: bool = False,
+              alternating_zero_sum: bool = False):
   """Lets an mctx user keep their `recurrent_fn`.
 
   Args:
@@ -334,13 +348,18 @@ def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
       hashes the ply, or a quantity that only grows). True lets descents
       skip the test for links that close cycles; False (default) keeps it,
       which a key of the position alone needs in games where positions recur.
+    alternating_zero_sum: whether every step into a non-terminal state has
+      reward 0 and discount -1 (two players alternate, rewards only at the
+      end). True lets the search skip reading those values inside a path;
+      False (default) reads them.
 
   Returns:
     (model, eval_fn): pass them as `env` and `eval_fn` to `mcgs_jax.search`,
     with `model.make_root(mctx.RootFnOutput(...), invalid_actions)` as state.
   """
   return MctxModel(recurrent_fn=recurrent_fn, key_fn=key_fn, num_actions=num_actions,
-                   exact_keys=exact_keys, acyclic_keys=acyclic_keys), MctxEval()
+                   exact_keys=exact_keys, acyclic_keys=acyclic_keys,
+                   alternating_zero_sum=alternating_zero_sum), MctxEval()
 
 
 def check_solver(model: Model, config: Any) -> None:

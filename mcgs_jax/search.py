@@ -132,7 +132,8 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   with jax.named_scope("descend"):
     sel, trans, found, free_slot = expansion.descend(params, step_rng, graph, model, config)
   sel = expansion.deactivate(sel, active)
-  expand_and_backup = jax.vmap(functools.partial(expansion.expand_and_backup, config=config))
+  expand_and_backup = jax.vmap(functools.partial(
+      expansion.expand_and_backup, config=config, alternating=model.alternating_zero_sum))
   if config.max_nn_evals is not None and config.free_retries > 0:
     def is_free(graph, sel, trans, found):
       return ((sel.kind != selection.NO_SIMULATION) & ~expansion.needs_eval(sel, trans, found, config)

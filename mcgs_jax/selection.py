@@ -329,11 +329,14 @@ def _write_slot(column, slot, value, running):
       column, jnp.where(running, value, jnp.zeros_like(value)), slot, 0)
 
 
-def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, config):
+def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, config,
+                  alternating):
   """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
   `kind` is no longer RUNNING (its path stays, the rest is kept), so a batch
   of descents can step together until the last one stops: a running
-  descent's depth is `step`."""
+  descent's depth is `step`. With `alternating` (the model's
+  `alternating_zero_sum`) an edge into a stored node has reward 0 and
+  discount -1 without reading them."""
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
@@ -370,8 +373,13 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   child = _at(action, take(graph.child, node))
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
-            graph_lib.node_value(take(graph.visits, safe_child), take(graph.value_sum, safe_child)))
+  child_value = graph_lib.node_value(take(graph.visits, safe_child),
+                                     take(graph.value_sum, safe_child))
+  if alternating:
+    target = -child_value
+  else:
+    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
+              child_value)
   diverged = (use_corrections & is_node & (take(graph.num_parents, safe_child) > 1) &
               (jnp.abs(take(graph.edge_q, node, action) - target) > config.q_eps))
   proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
@@ -454,7 +462,8 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
   # without the select vmap puts on every carried array, the paths [B, D]
   # included, at every step of a per-game loop.
   root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
-  step = jax.vmap(functools.partial(_descent_step, config=config),
+  step = jax.vmap(functools.partial(_descent_step, config=config,
+                                    alternating=model.alternating_zero_sum),
                   in_axes=(0, 0, 0, 0, None, 0))
   _, carry = jax.lax.while_loop(
       lambda loop: jnp.any(loop[1][2] == RUNNING),

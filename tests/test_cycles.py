@@ -14,6 +14,7 @@ import envs
 import mcgs_jax
 from mcgs_jax import selection
 from tests import invariants
+from tests import random_play
 
 RING = 5
 # The value of each ring position for the player to move, rewards 0, discount
@@ -108,14 +109,8 @@ def test_acyclic_keys_never_repeat_along_a_line(game_id):
   state = env.init(jax.random.PRNGKey(0), batch_size=batch)
   step = jax.jit(env.step)
   lines = [[tuple(k)] for k in np.asarray(state.key)]
-  rng = jax.random.PRNGKey(1)
-  for ply in range(env.max_game_length):
-    moving = ~np.asarray(state.terminated)
-    if not moving.any():
-      break
-    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-    action = jax.random.categorical(jax.random.fold_in(rng, ply), logits)
-    state = step(state, jnp.where(state.terminated, 0, action).astype(jnp.int32))
+  for moving, state in random_play.random_steps(state, step, jax.random.PRNGKey(1),
+                                                env.max_game_length):
     for b in np.flatnonzero(moving):
       lines[b].append(tuple(np.asarray(state.key[b])))
   assert max(len(line) for line in lines) > 3
