@@ -104,9 +104,7 @@ def phase_functions(env, eval_fn, config):
   def evaluate(params, rng, trans):
     return expansion.evaluate(params, rng, eval_fn, trans.embedding, trans.legal, config)
 
-  def expand_and_backup(graph, sel, trans, found, free_slot, prior, value, nan):
-    return jax.vmap(functools.partial(expansion.expand_and_backup, config=config))(
-        graph, sel, trans, found, free_slot, prior, value, nan)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config)
 
   def step(graph, params, rng):
     return mcgs_jax.simulate(params, rng, graph, env, eval_fn, config)[0]

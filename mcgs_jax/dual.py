@@ -266,9 +266,7 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
   parent_node, parent_action = jax.vmap(parents)(small)
   guide = jax.vmap(functools.partial(guided_selection, config=large_config,
                                      tracks=selection.tracks_cycles(large_config, model)))
-  expand_and_backup = jax.vmap(functools.partial(
-      expansion.expand_and_backup, config=large_config,
-      alternating=model.alternating_zero_sum))
+  expand_and_backup = expansion.batched_expand_and_backup(model, large_config)
 
   def body(i, carry):
     large, tried = carry

@@ -184,6 +184,22 @@ def deactivate(sel: selection.Selection, active: chex.Array) -> selection.Select
   return sel.replace(kind=jnp.where(active, sel.kind, graph_lib.NO_SIMULATION))
 
 
+def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchConfig):
+  """`expand_and_backup` vmapped over a batch, with `config` and the model's
+  static declarations bound: what every simulation loop calls.
+
+  Args:
+    model: the Model (its `alternating_zero_sum` is bound).
+    config: SearchConfig.
+
+  Returns:
+    fn(graph [B, N, A], sel, trans, found, free_slot, prior, nn_value, nan)
+    -> graph, each argument with leading dimension B.
+  """
+  return jax.vmap(functools.partial(expand_and_backup, config=config,
+                                    alternating=model.alternating_zero_sum))
+
+
 def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
                       trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
                       prior: chex.Array, nn_value: chex.Array, nan: chex.Array,

@@ -88,8 +88,7 @@ def simulate_leaves(params: Any, step_rng: chex.PRNGKey, eval_rng: chex.PRNGKey,
                                             trans.legal, config)
   trans, prior, nn_value, nan = unflat((trans, prior, nn_value, nan))
   graph = graph_lib.add_stats(graph, eval_rows=jnp.full((batch,), num_leaves))
-  expand_and_backup = jax.vmap(functools.partial(
-      expansion.expand_and_backup, config=config, alternating=model.alternating_zero_sum))
+  expand_and_backup = expansion.batched_expand_and_backup(model, config)
 
   def back(graph, leaf):
     sel, tr, p, v, bad = jax.tree.map(lambda x: x[leaf], (sels, trans, prior, nn_value, nan))

@@ -12,7 +12,6 @@ then `policies.summarize` reads the move and the policy off the root.
 `leaves.simulate_leaves` runs steps with several leaves per game.
 """
 
-import functools
 from typing import Any
 
 import chex
@@ -132,8 +131,7 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   with jax.named_scope("descend"):
     sel, trans, found, free_slot = expansion.descend(params, step_rng, graph, model, config)
   sel = expansion.deactivate(sel, active)
-  expand_and_backup = jax.vmap(functools.partial(
-      expansion.expand_and_backup, config=config, alternating=model.alternating_zero_sum))
+  expand_and_backup = expansion.batched_expand_and_backup(model, config)
   if config.max_nn_evals is not None and config.free_retries > 0:
     def is_free(graph, sel, trans, found):
       return ((sel.kind != selection.NO_SIMULATION) & ~expansion.needs_eval(sel, trans, found, config)
