@@ -33,6 +33,7 @@ import numpy as np
 import optax
 
 import envs
+from mcgs_jax import config as search_config_lib
 import networks
 from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
@@ -169,7 +170,8 @@ class Run:
         iteration=jnp.int32(0), rng=rng, variables=variables,
         opt_state=self.optimizer.init(variables["params"]),
         buffer=replay.init(example, config.replay_capacity), games=games,
-        wall_s=jnp.float32(0.0), positions=jnp.int32(0), nn_evals=jnp.float32(0.0))
+        wall_s=jnp.float32(0.0), cpu_s=jnp.float32(0.0), positions=jnp.int32(0),
+        nn_evals=jnp.float32(0.0))
 
   def _start(self):
     template = self.initial_state()
@@ -239,7 +241,7 @@ class Run:
     iteration = int(state["iteration"]) + 1
     rng = jax.random.fold_in(state["rng"], iteration)
     play_rng, train_rng, eval_rng = jax.random.split(rng, 3)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
     buffer = self._add(state["buffer"], examples, valid)
     jax.block_until_ready(buffer)
@@ -256,16 +258,17 @@ class Run:
             f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
             "intact (lower learning_rate, or check the network)")
     train_s = time.perf_counter() - start
+    cpu_s = float(state["cpu_s"]) + time.process_time() - cpu_start
     positions = int(valid.sum())
     nn_evals = float(stats.nn_evals)
     wall_s = float(state["wall_s"]) + selfplay_s + train_s
     self.state = dict(
         iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
         opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
-        positions=state["positions"] + positions,
+        cpu_s=jnp.float32(cpu_s), positions=state["positions"] + positions,
         nn_evals=state["nn_evals"] + nn_evals)
     row = dict(
-        iteration=iteration, wall_s=wall_s, positions=positions,
+        iteration=iteration, wall_s=wall_s, cpu_s=cpu_s, positions=positions,
         positions_total=int(self.state["positions"]), nn_evals=nn_evals,
         nn_evals_total=float(self.state["nn_evals"]),
         games=int(stats.games_finished), loss=metrics.get("loss"),
@@ -277,7 +280,9 @@ class Run:
         selfplay_s=selfplay_s, train_s=train_s)
     if iteration == 1 and getattr(self, "warm_start_row", None):
       row.update(self.warm_start_row)
-    if config.eval_every and iteration % config.eval_every == 0:
+    every_s = config.eval_every_s
+    if ((config.eval_every and iteration % config.eval_every == 0)
+        or (every_s and cpu_s // every_s > float(state["cpu_s"]) // every_s)):
       start = time.perf_counter()
       row.update(self.evaluate(eval_rng, iteration))
       row["eval_s"] = time.perf_counter() - start
@@ -324,7 +329,8 @@ class Run:
 def resolve_config(args) -> config_lib.TrainConfig:
   """Saved config (resume), else env defaults + config file + options."""
   saved_path = os.path.join(args.out, CONFIG)
-  options = {name: getattr(args, name) for name in ("env", "search", "simulations", "games")
+  options = {name: getattr(args, name)
+             for name in ("env", "search", "simulations", "games", "root_policy")
              if getattr(args, name) is not None}
   file_values = config_lib.load_json(args.config) if args.config else {}
   if os.path.exists(saved_path):
@@ -350,9 +356,18 @@ def main(argv=None):
                       help="train until this iteration (total, resumed ones included); "
                       "default: the env's (learning.config.default_iterations)")
   parser.add_argument("--search", choices=config_lib.SEARCHES)
+  parser.add_argument("--root-policy", choices=search_config_lib.ROOT_POLICIES,
+                      help="puct (visit-count targets) or gumbel (Gumbel root search, "
+                      "improved-policy targets)")
   parser.add_argument("--simulations", type=int)
   parser.add_argument("--games", type=int)
   parser.add_argument("--config", help="JSON file of TrainConfig fields")
+  parser.add_argument("--wall-budget", type=float, default=None,
+                      help="also stop once the run's wall_s (self-play and training "
+                      "seconds, resumed ones included) reaches this")
+  parser.add_argument("--cpu-budget", type=float, default=None,
+                      help="also stop once the run's cpu_s (CPU seconds of self-play and "
+                      "training, resumed ones included) reaches this")
   parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (multi-host)")
@@ -371,6 +386,15 @@ def main(argv=None):
     print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
   try:
     for _ in range(start, args.iterations):
+      spent = [(name, float(run.state[key]), budget)
+               for name, key, budget in (("wall", "wall_s", args.wall_budget),
+                                         ("CPU", "cpu_s", args.cpu_budget))
+               if budget is not None and float(run.state[key]) >= budget]
+      if spent:
+        name, _, budget = spent[0]
+        print(f"{args.out}: {name} budget {budget:g} s reached at iteration "
+              f"{int(run.state['iteration'])}")
+        break
       row = run.step()
       bar.update(1)
       bar.set_postfix(loss=row["loss"], positions=row["positions_total"], refresh=False)

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import mcgs_jax
+from mcgs_jax import config as search_config_lib
 from learning import selfplay
 from learning import trainer
 
@@ -32,6 +33,14 @@ class TrainConfig:
       / 'mpv' (`mcgs_jax.dual`: a small and a large search; the network
       must have two heads: 'dual', 'dual_mlp' or 'pair').
     simulations: simulations per move in self-play.
+    root_policy: 'puct' (the move drawn from the visit counts, which are the
+      policy target) or 'gumbel' (Gumbel root search, Danihelka et al. 2022:
+      the move is the search's sequential-halving choice and the policy
+      target the improved policy; no Dirichlet noise); any `search`.
+    gumbel_considered: 'gumbel': root actions considered
+      (`SearchConfig.max_considered_actions`).
+    fast_simulations, full_search_prob: playout cap randomization
+      (`SelfPlayConfig.fast_simulations`); 0: off.
     games: B, games played in parallel (a multiple of the device count).
     moves_per_iteration: moves per game per iteration of self-play.
     reuse_graph: keep the played child's subgraph between moves.
@@ -57,7 +66,15 @@ class TrainConfig:
       stays there; 0 keeps it constant.
     augment: random symmetry per sampled example (where the env has them).
     eval_every: evaluate every this many iterations (0: never).
+    eval_every_s: also evaluate at the first iteration whose `cpu_s` (the
+      process's CPU seconds of self-play and training, which unlike `wall_s`
+      do not grow when other processes share the cores) passes each multiple
+      of this many seconds (0: off); runs whose iterations differ in cost
+      then get their curves at the same compute.
     eval_simulations: simulations of the searched-move evaluation.
+    eval_root_policy: the root policy of evaluation and arena searches
+      ('puct' or 'gumbel' without noise), whatever self-play used, so runs
+      of either are measured by the same search.
     eval_solver: the terminal solver in the evaluation and arena searches
       (whatever `solver` is for self-play).
     eval_positions: positions per Pons set (Connect-4 only).
@@ -82,6 +99,10 @@ class TrainConfig:
   network_kwargs: tuple = ()
   search: str = "mcgs"
   simulations: int = 32
+  root_policy: str = "puct"
+  gumbel_considered: int = 16
+  fast_simulations: int = 0
+  full_search_prob: float = 0.25
   games: int = 64
   moves_per_iteration: int = 9
   reuse_graph: bool = True
@@ -104,7 +125,9 @@ class TrainConfig:
   loss: str = "alphazero"
   augment: bool = True
   eval_every: int = 5
+  eval_every_s: float = 0.0
   eval_simulations: int = 64
+  eval_root_policy: str = "puct"
   eval_solver: bool = False
   eval_positions: int = 100
   arena_games: int = 0
@@ -129,6 +152,16 @@ class TrainConfig:
     if self.optimizer not in ("adam", "sgd"):
       raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
     trainer.LossConfig(kind=self.loss)
+    for name in ("root_policy", "eval_root_policy"):
+      if getattr(self, name) not in search_config_lib.ROOT_POLICIES:
+        raise ValueError(f"{name} must be one of {search_config_lib.ROOT_POLICIES}, "
+                         f"got {getattr(self, name)!r}")
+    if self.search in TWO_SEARCHES and (self.root_policy != "puct" or self.fast_simulations):
+      raise ValueError(f"search={self.search!r} supports root_policy='puct' without "
+                       "fast_simulations only")
+    if not 0 <= self.fast_simulations <= self.simulations:
+      raise ValueError(f"fast_simulations must be in [0, simulations], got "
+                       f"{self.fast_simulations}")
     for name in ("simulations", "games", "moves_per_iteration", "replay_capacity",
                  "batch_size", "updates_per_iteration", "keep_checkpoints"):
       if getattr(self, name) < 1:
@@ -146,7 +179,9 @@ class TrainConfig:
                     ) -> mcgs_jax.SearchConfig:
     """The search of self-play (with root noise) or of evaluation.
 
-    Evaluation searches have no noise and use the solver when `eval_solver`.
+    Self-play searches with `root_policy` (Dirichlet noise for 'puct',
+    Gumbel noise for 'gumbel'). Evaluation searches use `eval_root_policy`
+    without noise, and the solver when `eval_solver`.
 
     Args:
       simulations: simulations per move; None: `self.simulations`.
@@ -158,13 +193,17 @@ class TrainConfig:
     if self.search in TWO_SEARCHES:
       return self.dual_config(noise)
     simulations = self.simulations if simulations is None else simulations
+    root_policy = self.root_policy if noise else self.eval_root_policy
+    gumbel = root_policy == "gumbel"
     return mcgs_jax.SearchConfig(
         num_simulations=simulations, backup=self.search,
         solver=self.solver or (self.eval_solver and not noise),
         c_init=self.c_init, max_nodes=int(self.node_factor * (simulations + 1)),
-        dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
+        dirichlet_fraction=self.dirichlet_fraction if noise and not gumbel else 0.0,
         dirichlet_alpha=self.dirichlet_alpha, backup_window=self.backup_window,
-        eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay)
+        eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay,
+        root_policy=root_policy, max_considered_actions=self.gumbel_considered,
+        gumbel_scale=1.0 if noise else 0.0)
 
   def dual_config(self, noise: bool = True):
     """The `mcgs_jax.dual.DualConfig` of a 'dual' or 'mpv' run.
@@ -203,7 +242,9 @@ class TrainConfig:
                                    temperature=1.0, temperature_moves=self.temperature_moves,
                                    final_temperature=0.0,
                                    outcome_weight=self.outcome_weight,
-                                   opening_plies=self.opening_plies)
+                                   opening_plies=self.opening_plies,
+                                   fast_simulations=self.fast_simulations,
+                                   full_search_prob=self.full_search_prob)
 
   def network_options(self) -> dict[str, Any]:
     """The network's keyword arguments for `networks.make`.

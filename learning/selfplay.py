@@ -61,6 +61,19 @@ class SelfPlayConfig:
       value at the position (both from the mover's view). 1 (default) is
       AlphaZero's z; lower values bootstrap from the search, which is less
       noisy when moves are drawn with a temperature late into the game.
+    fast_simulations: playout cap randomization (KataGo, Wu 2019): with
+      > 0, each move is searched with `search.num_simulations` only with
+      probability `full_search_prob` (one draw per move for the whole batch)
+      and with `fast_simulations` otherwise; a cheap move is played the same
+      way but records no policy target (an all-zero policy, which the losses
+      skip), only its value target. 0 (default): every move searched fully.
+    full_search_prob: see `fast_simulations`.
+
+  With `search.root_policy == "gumbel"` the played move is the Gumbel
+  search's own choice (`SearchOutput.action`: sequential halving over the
+  top-k of Gumbel noise + logits, which already samples), not a draw from
+  the policy, and the temperature settings are not used; the policy target
+  is the improved policy softmax(logits + sigma(completed Q)).
   """
   search: mcgs_jax.SearchConfig = mcgs_jax.SearchConfig(num_simulations=64)
   reuse_graph: bool = True
@@ -69,6 +82,8 @@ class SelfPlayConfig:
   final_temperature: float = 0.0
   outcome_weight: float = 1.0
   opening_plies: int = 0
+  fast_simulations: int = 0
+  full_search_prob: float = 0.25
 
   def __post_init__(self):
     if self.opening_plies < 0:
@@ -77,10 +92,25 @@ class SelfPlayConfig:
       raise ValueError(f"outcome_weight must be in [0, 1], got {self.outcome_weight}")
     if self.temperature < 0 or self.final_temperature < 0 or self.temperature_moves < 0:
       raise ValueError("temperatures and temperature_moves must be >= 0")
-    if self.search.visit_temperature != 0:
+    if not 0 <= self.fast_simulations <= getattr(self.search, "num_simulations", 0):
+      raise ValueError("fast_simulations must be in [0, search.num_simulations] (and needs a "
+                       f"single SearchConfig), got {self.fast_simulations}")
+    if not 0 < self.full_search_prob <= 1:
+      raise ValueError(f"full_search_prob must be in (0, 1], got {self.full_search_prob}")
+    if getattr(self.search, "visit_temperature", 0) != 0:
       raise ValueError("self-play draws moves by its own schedule (temperature, "
                        "temperature_moves, final_temperature); leave "
                        "SearchConfig.visit_temperature at 0")
+
+  @property
+  def gumbel(self) -> bool:
+    """The move is the Gumbel root search's choice."""
+    return getattr(self.search, "root_policy", "puct") == "gumbel"
+
+  @property
+  def fast_search(self) -> mcgs_jax.SearchConfig:
+    """The cheap search of playout cap randomization (same graph capacity)."""
+    return dataclasses.replace(self.search, num_simulations=self.fast_simulations)
 
   def temperature_at(self, move_number: chex.Array) -> chex.Array:
     """The visit temperature of games at `move_number`.
@@ -266,6 +296,12 @@ def _outcomes(records: MoveRecord) -> tuple[chex.Array, chex.Array]:
   return values, known
 
 
+def _search(params, rng, graph, env, eval_fn, search_config):
+  """Runs the simulations on `graph`; (SearchOutput, graph)."""
+  graph = mcgs_jax.run_simulations(params, rng, graph, env, eval_fn, search_config)
+  return mcgs_jax.summarize(graph, search_config), graph
+
+
 def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn: Any,
          config: SelfPlayConfig, num_moves: int):
   """Plays `num_moves` moves in every game.
@@ -301,13 +337,23 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
       out = dual.search(params, search_rng, env_state, env, eval_fn, search_config)
       graph = out.graph
     else:
-      graph = mcgs_jax.run_simulations(params, search_rng, graph, env, eval_fn, search_config)
-      out = mcgs_jax.summarize(graph, search_config)
+      full = jnp.bool_(True)
+      if config.fast_simulations:
+        full = jax.random.uniform(jax.random.fold_in(search_rng, 1)) < config.full_search_prob
+      out, graph = jax.lax.cond(
+          full, lambda g: _search(params, search_rng, g, env, eval_fn, search_config),
+          lambda g: _search(params, search_rng, g, env, eval_fn, config.fast_search), graph)
     # A search without simulations leaves no visits: fall back to its prior.
     has_policy = out.action_weights.sum(axis=-1, keepdims=True) > 0
     policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])
-    action = _draw_action(action_rng, policy, config.temperature_at(move_number))
+    if config.gumbel:
+      action = out.action
+    else:
+      action = _draw_action(action_rng, policy, config.temperature_at(move_number))
     next_state = env.step(env_state, action)
+    if not two_searches and config.fast_simulations:
+      # A cheap search's policy is no target (all zero: the losses skip it).
+      policy = jnp.where(full, policy, 0.0)
     record = _record(env, env_state, policy, out.root_value, next_state,
                      jnp.ones((batch,), jnp.bool_))
     done = next_state.terminated

@@ -9,6 +9,9 @@
 
 Both losses are weighted means over the examples: `weights` [B] (default all
 1) is the mask of valid examples of a padded batch, or importance weights.
+An example whose target policy is all zero has no policy target (a move of
+playout cap randomization's cheap searches, `learning.selfplay`): it enters
+the value term only, and the policy terms are means over the other examples.
 `components` maps names to scalars (the same weighted means):
   'policy'   the policy term of the loss (cross-entropy or KL);
   'value'    (value - target_value)^2;
@@ -60,6 +63,11 @@ def _policy_terms(logits, target_policy):
   return cross_entropy, cross_entropy - target_entropy, entropy, probs
 
 
+def _policy_weights(target_policy: chex.Array, weights: chex.Array) -> chex.Array:
+  """`weights` [B], 0 where the example has no policy target (all-zero policy)."""
+  return jnp.where(jnp.sum(target_policy, axis=-1) > 0, weights, 0.0)
+
+
 def _check_shapes(logits, value, target_policy, target_value, weights):
   batch, num_actions = logits.shape
   chex.assert_shape([value, target_value], (batch,))
@@ -80,7 +88,8 @@ def alphazero_loss(logits: chex.Array, value: chex.Array, target_policy: chex.Ar
   Args:
     logits: f32[B, A], the network's policy logits.
     value: f32[B], the network's value.
-    target_policy: f32[B, A], pi, the search policy (sums to 1).
+    target_policy: f32[B, A], pi, the search policy (sums to 1; all 0: no
+      policy target for this example).
     target_value: f32[B], z, the game's outcome for the player to move.
     weights: f32[B] or bool[B] (mask of valid examples); None: all 1.
 
@@ -95,11 +104,12 @@ def alphazero_loss(logits: chex.Array, value: chex.Array, target_policy: chex.Ar
   weights = _check_shapes(logits, value, target_policy, target_value, weights)
   cross_entropy, kl, entropy, _ = _policy_terms(logits, target_policy)
   value_error = jnp.square(value.astype(jnp.float32) - target_value)
+  policy_weights = _policy_weights(target_policy, weights)
   components = {
-      "policy": _weighted_mean(cross_entropy, weights),
+      "policy": _weighted_mean(cross_entropy, policy_weights),
       "value": _weighted_mean(value_error, weights),
-      "kl": _weighted_mean(kl, weights),
-      "entropy": _weighted_mean(entropy, weights),
+      "kl": _weighted_mean(kl, policy_weights),
+      "entropy": _weighted_mean(entropy, policy_weights),
   }
   return components["policy"] + components["value"], components
 
@@ -136,11 +146,12 @@ def kl_illegal_loss(logits: chex.Array, value: chex.Array, target_policy: chex.A
   _, kl, entropy, probs = _policy_terms(logits, target_policy)
   illegal_mass = jnp.sum(jnp.where(legal, 0.0, probs), axis=-1)
   value_error = jnp.square(value.astype(jnp.float32) - target_value)
+  policy_weights = _policy_weights(target_policy, weights)
   components = {
-      "policy": _weighted_mean(kl, weights),
+      "policy": _weighted_mean(kl, policy_weights),
       "value": _weighted_mean(value_error, weights),
-      "kl": _weighted_mean(kl, weights),
-      "entropy": _weighted_mean(entropy, weights),
+      "kl": _weighted_mean(kl, policy_weights),
+      "entropy": _weighted_mean(entropy, policy_weights),
       "illegal": _weighted_mean(illegal_mass, weights),
   }
   total = components["policy"] + illegal_weight * components["illegal"] + components["value"]

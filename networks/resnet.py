@@ -17,7 +17,10 @@ are in [-1, 1] for the player to move.
 Every convolution is followed by BatchNorm, which normalises with its running
 averages when `train=False` and with the batch's statistics when `train=True`;
 training applies the network with `mutable=['batch_stats']` (see
-`networks.apply`). The variables are {'params', 'batch_stats'}.
+`networks.apply`). The variables are {'params', 'batch_stats'}. With
+`batch_norm=False` (ResNet, SEResNet) the convolutions carry a bias instead
+and the variables are {'params'} (KataGo trains without BatchNorm: cheaper
+steps, and self-play and training see the same function).
 """
 
 from typing import Optional
@@ -37,9 +40,18 @@ def _batch_norm(train: bool, name: Optional[str] = None) -> nn.BatchNorm:
                       epsilon=_BN_EPSILON, name=name)
 
 
-def _conv(features: int, size: int, name: Optional[str] = None) -> nn.Conv:
-  # No bias: the BatchNorm that follows every convolution has its own.
-  return nn.Conv(features, (size, size), padding="SAME", use_bias=False, name=name)
+def _conv(features: int, size: int, name: Optional[str] = None,
+          use_bias: bool = False) -> nn.Conv:
+  # No bias by default: the BatchNorm that follows the convolution has its own.
+  return nn.Conv(features, (size, size), padding="SAME", use_bias=use_bias, name=name)
+
+
+def _conv_norm(x: chex.Array, features: int, size: int, train: bool, conv_name: str,
+               norm_name: str, batch_norm: bool) -> chex.Array:
+  """Convolution then BatchNorm, or a convolution with a bias alone."""
+  if not batch_norm:
+    return _conv(features, size, conv_name, use_bias=True)(x)
+  return _batch_norm(train, norm_name)(_conv(features, size, conv_name)(x))
 
 
 def board_planes(observation: chex.Array, network_name: str) -> chex.Array:
@@ -100,9 +112,11 @@ class ResidualBlock(nn.Module):
   Attributes:
     channels: C, input and output channels.
     se_ratio: squeeze-and-excitation ratio; None for a plain block.
+    batch_norm: False: biased convolutions, no BatchNorm.
   """
   channels: int
   se_ratio: Optional[int] = None
+  batch_norm: bool = True
 
   @nn.compact
   def __call__(self, x: chex.Array, train: bool) -> chex.Array:
@@ -115,8 +129,8 @@ class ResidualBlock(nn.Module):
     Returns:
       f32[B, H, W, C].
     """
-    y = nn.relu(_batch_norm(train, "bn_1")(_conv(self.channels, 3, "conv_1")(x)))
-    y = _batch_norm(train, "bn_2")(_conv(self.channels, 3, "conv_2")(y))
+    y = nn.relu(_conv_norm(x, self.channels, 3, train, "conv_1", "bn_1", self.batch_norm))
+    y = _conv_norm(y, self.channels, 3, train, "conv_2", "bn_2", self.batch_norm)
     if self.se_ratio is not None:
       y = SqueezeExcitation(self.channels, self.se_ratio, name="se")(y)
     return nn.relu(x + y)
@@ -132,9 +146,11 @@ class PolicyValueHead(nn.Module):
   Attributes:
     num_actions: A.
     value_hidden: units of the value head's hidden layer.
+    batch_norm: False: biased convolutions, no BatchNorm.
   """
   num_actions: int
   value_hidden: int = 64
+  batch_norm: bool = True
 
   @nn.compact
   def __call__(self, x: chex.Array, train: bool) -> tuple[chex.Array, chex.Array]:
@@ -148,27 +164,28 @@ class PolicyValueHead(nn.Module):
       (logits f32[B, A], value f32[B] in [-1, 1]).
     """
     batch = x.shape[0]
-    policy = nn.relu(_batch_norm(train, "policy_bn")(_conv(2, 1, "policy_conv")(x)))
+    policy = nn.relu(_conv_norm(x, 2, 1, train, "policy_conv", "policy_bn", self.batch_norm))
     logits = nn.Dense(self.num_actions, name="policy")(jnp.reshape(policy, (batch, -1)))
-    value = nn.relu(_batch_norm(train, "value_bn")(_conv(1, 1, "value_conv")(x)))
+    value = nn.relu(_conv_norm(x, 1, 1, train, "value_conv", "value_bn", self.batch_norm))
     value = jnp.reshape(value, (batch, -1))
     value = nn.relu(nn.Dense(self.value_hidden, name="value_hidden")(value))
     value = jnp.tanh(nn.Dense(1, name="value")(value))[:, 0]
     return logits, value
 
 
-def _stem(observation: chex.Array, channels: int, train: bool, network_name: str) -> chex.Array:
+def _stem(observation: chex.Array, channels: int, train: bool, network_name: str,
+          batch_norm: bool = True) -> chex.Array:
   """3x3 conv + BN + relu on the planes; called inside a compact method, so
   its layers belong to the calling network."""
   x = board_planes(observation, network_name)
-  return nn.relu(_batch_norm(train, "stem_bn")(_conv(channels, 3, "stem_conv")(x)))
+  return nn.relu(_conv_norm(x, channels, 3, train, "stem_conv", "stem_bn", batch_norm))
 
 
 def _blocks(x: chex.Array, first: int, stop: int, channels: int, se_ratio: Optional[int],
-            train: bool) -> chex.Array:
+            train: bool, batch_norm: bool = True) -> chex.Array:
   """Residual blocks first..stop-1, named by their index in the trunk."""
   for i in range(first, stop):
-    x = ResidualBlock(channels, se_ratio, name=f"block_{i}")(x, train)
+    x = ResidualBlock(channels, se_ratio, batch_norm, name=f"block_{i}")(x, train)
   return x
 
 
@@ -180,11 +197,14 @@ class ResNet(nn.Module):
     num_blocks: residual blocks in the trunk.
     channels: channels of every convolution in the trunk.
     value_hidden: units of the value head's hidden layer.
+    batch_norm: False: biased convolutions, no BatchNorm (variables
+      {'params'} only).
   """
   num_actions: int
   num_blocks: int = 6
   channels: int = 64
   value_hidden: int = 64
+  batch_norm: bool = True
 
   @nn.compact
   def __call__(self, observation: chex.Array,
@@ -201,9 +221,10 @@ class ResNet(nn.Module):
     Raises:
       ValueError: (at trace time) an observation that is not [B, H, W, C].
     """
-    x = _stem(observation, self.channels, train, type(self).__name__)
-    x = _blocks(x, 0, self.num_blocks, self.channels, None, train)
-    return PolicyValueHead(self.num_actions, self.value_hidden, name="head")(x, train)
+    x = _stem(observation, self.channels, train, type(self).__name__, self.batch_norm)
+    x = _blocks(x, 0, self.num_blocks, self.channels, None, train, self.batch_norm)
+    return PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
+                           name="head")(x, train)
 
 
 class SEResNet(nn.Module):
@@ -215,12 +236,14 @@ class SEResNet(nn.Module):
     channels: channels of every convolution in the trunk.
     value_hidden: units of the value head's hidden layer.
     se_ratio: the SE squeeze layer has channels // se_ratio units.
+    batch_norm: False: biased convolutions, no BatchNorm.
   """
   num_actions: int
   num_blocks: int = 6
   channels: int = 64
   value_hidden: int = 64
   se_ratio: int = 4
+  batch_norm: bool = True
 
   @nn.compact
   def __call__(self, observation: chex.Array,
@@ -237,9 +260,10 @@ class SEResNet(nn.Module):
     Raises:
       ValueError: (at trace time) an observation that is not [B, H, W, C].
     """
-    x = _stem(observation, self.channels, train, type(self).__name__)
-    x = _blocks(x, 0, self.num_blocks, self.channels, self.se_ratio, train)
-    return PolicyValueHead(self.num_actions, self.value_hidden, name="head")(x, train)
+    x = _stem(observation, self.channels, train, type(self).__name__, self.batch_norm)
+    x = _blocks(x, 0, self.num_blocks, self.channels, self.se_ratio, train, self.batch_norm)
+    return PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
+                           name="head")(x, train)
 
 
 class DualHeadResNet(nn.Module):

@@ -182,3 +182,26 @@ def test_optimizer_schedule_mask_and_clipping():
   np.testing.assert_allclose(params["w"], PARAMS["w"] - jnp.array([0.6, 0.8]), rtol=1e-6)
   with pytest.raises(ValueError, match="unknown optimizer"):
     losses.make_optimizer(0.1, 0.0, kind="lion")
+
+
+@pytest.mark.parametrize("loss", ["alphazero", "kl"])
+def test_example_without_policy_target_trains_only_the_value(loss):
+  """An all-zero target policy (a fast move of playout cap randomization)
+  enters the value mean but not the policy means, in both losses."""
+  batch = dict(BATCH, target_policy=BATCH["target_policy"].at[1].set(0.0))
+  if loss == "alphazero":
+    _, parts = losses.alphazero_loss(**batch, weights=jnp.array([1.0, 3.0]))
+  else:
+    _, parts = losses.kl_illegal_loss(**batch, legal=jnp.ones((2, 3), bool),
+                                      weights=jnp.array([1.0, 3.0]))
+  parts = _components(parts)
+  kl_first = CE[0] - TARGET_ENTROPY[0]
+  assert parts["policy"] == pytest.approx(CE[0] if loss == "alphazero" else kl_first, abs=1e-6)
+  assert parts["kl"] == pytest.approx(kl_first, abs=1e-6)
+  assert parts["value"] == pytest.approx((1.0 * 1.0 + 3.0 * 1.0) / 4.0, abs=1e-6)
+  # The policy logits of the second example get no gradient; its value does.
+  def total(logits, value):
+    return losses.alphazero_loss(logits, value, batch["target_policy"], batch["target_value"])[0]
+  grad_logits, grad_value = jax.grad(total, argnums=(0, 1))(batch["logits"], batch["value"])
+  np.testing.assert_array_equal(grad_logits[1], 0.0)
+  assert float(grad_value[1]) != 0.0

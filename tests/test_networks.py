@@ -3,6 +3,7 @@
 import dataclasses
 import functools
 
+import flax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -90,6 +91,7 @@ def test_eval_fn_inside_search(params):
 TINY = {"mlp": dict(hidden_sizes=(16,)),
         "resnet": dict(num_blocks=2, channels=8, value_hidden=8),
         "seresnet": dict(num_blocks=1, channels=8, value_hidden=8, se_ratio=4),
+        "resnet_nobn": dict(num_blocks=2, channels=8, value_hidden=8, batch_norm=False),
         "dual": dict(num_blocks=2, channels=8, small_head_after=1, value_hidden=8,
                      small_value_hidden=4)}
 BN_EPS = 1e-5
@@ -113,7 +115,7 @@ def _tiny(name, game):
   kernels have fan-in variance. No initialiser runs: on a busy CPU each one
   compiles for seconds.
   """
-  network = networks.make(name, envs.make(game), **TINY[name])
+  network = networks.make(name.removesuffix("_nobn"), envs.make(game), **TINY[name])
   shapes = jax.eval_shape(lambda rng: networks.init(network, rng, _observations(game, 1, 0)),
                           jax.random.key(0))
   rng = np.random.default_rng(1)
@@ -176,6 +178,8 @@ def _relu(x):
 
 
 def _np_conv_bn(x, params, stats, conv, bn, train):
+  if bn not in params:   # batch_norm=False: a biased convolution
+    return _np_conv(x, params[conv]["kernel"]) + params[conv]["bias"]
   return _np_bn(_np_conv(x, params[conv]["kernel"]), params[bn], stats[bn], train)
 
 
@@ -201,7 +205,9 @@ def _np_block(x, params, stats, train, se):
 def _np_resnet(variables, observation, train, se=False):
   """ResNet / SEResNet forward pass in float64 numpy."""
   params = jax.tree.map(lambda a: np.asarray(a, np.float64), variables["params"])
-  stats = jax.tree.map(lambda a: np.asarray(a, np.float64), variables["batch_stats"])
+  stats = jax.tree.map(lambda a: np.asarray(a, np.float64), variables.get("batch_stats"))
+  if stats is None:
+    stats = {name: {} for name in params}
   x = np.asarray(observation, np.float64)
   x = _relu(_np_conv_bn(x, params, stats, "stem_conv", "stem_bn", train))
   num_blocks = len([name for name in params if name.startswith("block_")])
@@ -210,11 +216,12 @@ def _np_resnet(variables, observation, train, se=False):
   return _np_head(x, params["head"], stats["head"], train)
 
 
-@pytest.mark.parametrize("name", ["mlp", "resnet", "seresnet", "dual"])
+@pytest.mark.parametrize("name", ["mlp", "resnet", "seresnet", "dual", "resnet_nobn"])
 @pytest.mark.parametrize("game", ["connect4", "tictactoe"])
 def test_every_network_shapes_and_value_range(name, game):
   network, variables = _tiny(name, game)
-  assert set(variables) == ({"params"} if name == "mlp" else {"params", "batch_stats"})
+  assert set(variables) == ({"params"} if name in ("mlp", "resnet_nobn")
+                            else {"params", "batch_stats"})
   num_actions = envs.make(game).num_actions
   assert network.num_actions == num_actions
   outputs = networks.apply(network, variables, _observations(game, 2, seed=3))
@@ -244,7 +251,7 @@ def test_layer_shapes_follow_the_architecture():
   assert se["excite"]["kernel"].shape == (2, 16)
 
 
-@pytest.mark.parametrize("name", ["resnet", "seresnet"])
+@pytest.mark.parametrize("name", ["resnet", "seresnet", "resnet_nobn"])
 @pytest.mark.parametrize("train", [False, True])
 def test_resnet_matches_numpy_forward_pass(name, train):
   network, variables = _tiny(name, "tictactoe")
@@ -254,6 +261,11 @@ def test_resnet_matches_numpy_forward_pass(name, train):
   else:
     logits, value = networks.apply(network, variables, observation)
   want_logits, want_value = _np_resnet(variables, observation, train, se=name == "seresnet")
+  if name == "resnet_nobn":
+    names = {name for path in flax.traverse_util.flatten_dict(variables["params"])
+             for name in path}
+    assert not any(name.endswith("_bn") or name.startswith("bn_") for name in names)
+    assert variables["params"]["block_0"]["conv_1"]["bias"].shape == (8,)
   np.testing.assert_allclose(logits, want_logits, rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(value, want_value, rtol=1e-4, atol=1e-4)
 

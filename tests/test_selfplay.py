@@ -117,3 +117,66 @@ def test_random_openings():
   np.testing.assert_array_equal(other - mover, plies % 2)
   with pytest.raises(ValueError, match="opening_plies"):
     selfplay.SelfPlayConfig(opening_plies=-1)
+
+
+def test_gumbel_target_and_move_match_mctx():
+  """Gumbel self-play in tree mode (no noise, no reuse): the recorded policy
+  target of each game's first move is mctx's `action_weights` on the same
+  position and network, and the played move is mctx's `action` (golden)."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import mctx  # pylint: disable=g-import-not-at-top
+  from tests.fake_evals import HashEval  # pylint: disable=g-import-not-at-top
+  from tests.test_gumbel import _recurrent_fn  # pylint: disable=g-import-not-at-top
+  env = envs.make("tictactoe")
+  eval_fn = HashEval(env.num_actions, value_scale=0.5)
+  search = mcgs_jax.SearchConfig(num_simulations=16, backup="tree", root_policy="gumbel",
+                                 max_considered_actions=4, gumbel_scale=0.0, max_depth=16)
+  config = selfplay.SelfPlayConfig(search=search, reuse_graph=False)
+  state = selfplay.init(jax.random.PRNGKey(5), env, 8, opening_plies=3)
+  positions = state.env_state
+  state, _, _, _ = _play(None, jax.random.PRNGKey(6), state, env, eval_fn, config, 1)
+  first = jax.tree.map(lambda x: np.asarray(x[-1]), state.history)
+  logits, value = eval_fn(None, None, positions)
+  theirs = mctx.gumbel_muzero_policy(
+      None, jax.random.PRNGKey(0), mctx.RootFnOutput(prior_logits=logits, value=value,
+                                                     embedding=positions),
+      _recurrent_fn(env, eval_fn), 16, invalid_actions=~positions.legal_action_mask,
+      max_num_considered_actions=4, gumbel_scale=0.0)
+  np.testing.assert_allclose(first.policy, theirs.action_weights, atol=1e-5)
+  # The move played is the search's choice: the next position holds its stone.
+  played = np.asarray(jax.vmap(env.step)(positions, theirs.action).key)
+  after = np.asarray(state.env_state.key)
+  replaced = first.done
+  np.testing.assert_array_equal(after[~replaced], played[~replaced])
+  # Not vacuous: the improved policy is not the prior, nor one-hot.
+  prior = np.asarray(jax.nn.softmax(jnp.where(positions.legal_action_mask, logits, -jnp.inf)))
+  assert np.abs(first.policy - prior).max() > 0.05
+  assert np.all(first.policy.max(-1) < 1)
+
+
+def test_playout_cap_randomization():
+  """Fast moves record no policy target (all zero), full ones a distribution;
+  the network calls add up to the two budgets; bad settings are refused."""
+  env = envs.make("tictactoe")
+  search = mcgs_jax.SearchConfig(num_simulations=16, max_nodes=64)
+  config = selfplay.SelfPlayConfig(search=search, fast_simulations=2, full_search_prob=0.5,
+                                   reuse_graph=False)
+  state = selfplay.init(jax.random.PRNGKey(0), env, 4)
+  # 9 moves: the history window (tic-tac-toe's longest game) holds them all.
+  state, _, _, stats = _play(None, jax.random.PRNGKey(1), state, env, envs.uniform_eval(env),
+                             config, 9)
+  totals = jax.device_get(state.history).policy.sum(-1)     # [moves, games]
+  full = totals[:, 0] > 0
+  # One draw per move for the whole batch.
+  assert np.all((totals > 0) == full[:, None])
+  np.testing.assert_allclose(totals[full], 1.0, atol=1e-5)
+  assert 0 < full.sum() < 9
+  # Each search makes at most its budget of network calls plus the fresh
+  # root's; the full searches alone need more than the fast ones allow.
+  evals = int(stats.nn_evals)
+  assert evals <= 4 * (17 * int(full.sum()) + 3 * int((~full).sum()))
+  assert evals > 4 * 3 * 9
+  with pytest.raises(ValueError, match="fast_simulations"):
+    selfplay.SelfPlayConfig(search=search, fast_simulations=17)
+  with pytest.raises(ValueError, match="full_search_prob"):
+    selfplay.SelfPlayConfig(search=search, fast_simulations=2, full_search_prob=0.0)

@@ -61,7 +61,7 @@ def test_resume_equals_uninterrupted(tmp_path):
   _same_tree(straight["opt_state"], resumed["opt_state"])
   _same_tree(straight["buffer"], resumed["buffer"])
   assert _iterations(tmp_path / "resumed") == [1, 2, 3, 4]
-  drop = ("wall_s", "selfplay_s", "train_s")
+  drop = ("wall_s", "cpu_s", "selfplay_s", "train_s")
   strip = lambda rs: [{k: v for k, v in r.items() if k not in drop} for r in rs]
   assert strip(rows) == strip(resumed_rows)
   # Training moved the network and filled the buffer.
@@ -117,7 +117,8 @@ def test_cli_refuses_other_settings(tmp_path):
 
 def _args(out, **kw):
   import argparse
-  base = dict(out=str(out), env=None, search=None, simulations=None, games=None, config=None)
+  base = dict(out=str(out), env=None, search=None, simulations=None, games=None, config=None,
+              root_policy=None)
   return argparse.Namespace(**{**base, **kw})
 
 
@@ -206,3 +207,30 @@ def test_diverging_training_stops_before_checkpointing(tmp_path):
   assert failed > 1
   assert _iterations(tmp_path) == list(range(1, failed))
   assert checkpoint_lib.Checkpointer(str(tmp_path / "checkpoints")).latest_step() == failed - 1
+
+
+def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
+  """Gumbel self-play with 8 simulations per move (improved-policy targets)
+  makes the raw policy keep the game value in clearly more of tic-tac-toe's
+  4520 positions than the initial network, within 40 short iterations."""
+  from learning import evaluation  # pylint: disable=g-import-not-at-top
+  config = config_lib.replace(
+      config_lib.default_config("tictactoe"), root_policy="gumbel", simulations=8, games=64,
+      network_kwargs={"hidden_sizes": [64, 64]}, updates_per_iteration=16, batch_size=128,
+      min_replay=128, replay_capacity=10_000, decay_updates=0, eval_every=0,
+      eval_simulations=8, eval_solver=False)
+  run = train.Run(str(tmp_path), config)
+  try:
+    def figures():
+      return evaluation.ground_truth_figures(run.env, run.eval_fn, run.state["variables"],
+                                             jax.random.PRNGKey(0), config)
+    before = figures()
+    for _ in range(40):
+      row = run.step()
+    after = figures()
+  finally:
+    run.close()
+  assert row["nn_evals_total"] <= 40 * 64 * 9 * (8 + 1)
+  assert after["policy_keeps_value"] >= before["policy_keeps_value"] + 0.08, (before, after)
+  assert after["policy_critical_kept"] >= before["policy_critical_kept"] + 0.1, (before, after)
+  assert after["policy_keeps_value"] >= 0.8, after

@@ -1,0 +1,221 @@
+"""Controlled Connect-4 training runs: one change at a time, a fixed budget.
+
+  python -m experiments.diagnosis run base gumbel32 explore   # resumable
+  python -m experiments.diagnosis run --all --budget 1200
+  python -m experiments.diagnosis summarize                   # CSVs, table, plots
+  python -m experiments.diagnosis list
+
+Every variant starts from `BASE` (the settings of the Connect-4 agent shipped
+before this study: ResNet 4x32, MCGS with 64 PUCT simulations per move,
+Dirichlet noise, temperature on the first 8 moves, outcome value targets,
+100k replay window, Adam at a constant 1e-3) and changes one thing. Each is
+an ordinary `experiments.train` run in `ROOT/<variant>` (a subprocess, so
+rerunning the command resumes it) that stops once its `cpu_s` (CPU seconds of
+self-play and training) reaches `--budget`, and is evaluated every 150 s of
+`cpu_s` on the first 100 positions of each of Pons' six sets (raw policy and
+a 200-simulation PUCT search), so all variants are measured by the same
+search at the same compute. The budget is CPU time, not wall time, because
+the runs share the machine (two at once, beside other work): one run's
+process keeps about one core busy (XLA:CPU runs these small convolutions on
+one thread), so its CPU seconds are close to the wall seconds it takes alone,
+and they do not grow when other processes compete for the cores.
+
+`summarize` copies each run's metrics to `docs/learning/diagnosis/<variant>.csv`,
+writes `docs/learning/diagnosis/summary.csv` (per variant: the error rates
+at the last evaluation and the mean of the last two, positions, network
+evaluations, seconds) and plots the mean error over the six sets against
+CPU time and against network evaluations (`diagnosis_cpu.png`,
+`diagnosis_evals.png`).
+"""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = "runs/diagnosis"
+DOCS = "docs/learning/diagnosis"
+SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
+
+# The shipped agent's run (runs/connect4/config.json before this study), with
+# the evaluation of this study.
+BASE = dict(
+    env="connect4", network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
+    search="mcgs", simulations=64, games=128, moves_per_iteration=14, reuse_graph=True,
+    node_factor=3.0, solver=False, c_init=2.5, dirichlet_fraction=0.25, dirichlet_alpha=0.5,
+    temperature_moves=8, opening_plies=0, outcome_weight=1.0, replay_capacity=100_000,
+    batch_size=256, updates_per_iteration=32, min_replay=4096, learning_rate=1e-3,
+    decay_updates=0, weight_decay=1e-4, optimizer="adam", loss="alphazero", augment=True,
+    eval_every=0, eval_every_s=150.0, eval_simulations=200, eval_positions=100,
+    eval_root_policy="puct", eval_solver=False, seed=0)
+
+# name -> (what changes, TrainConfig changes from BASE), in the order run.
+VARIANTS = {
+    "base": ("the shipped run's settings", {}),
+    "gumbel32": ("Gumbel root search, 32 simulations, improved-policy targets",
+                 dict(root_policy="gumbel", simulations=32)),
+    "explore": ("temperature on every move, games open with 0-4 random moves",
+                dict(temperature_moves=42, opening_plies=4)),
+    "value_mix": ("value target 0.5 outcome + 0.5 search root value",
+                  dict(outcome_weight=0.5)),
+    "lr_decay": ("cosine learning-rate decay to 1e-4 over 5000 updates",
+                 dict(decay_updates=5000)),
+    "replay_2x": ("twice the updates per iteration (replay ratio x2)",
+                  dict(updates_per_iteration=64)),
+    "window_30k": ("replay window 30k examples instead of 100k",
+                   dict(replay_capacity=30_000)),
+    "net_6x64": ("ResNet 6 blocks x 64 channels",
+                 dict(network_kwargs={"num_blocks": 6, "channels": 64})),
+    "no_bn": ("ResNet without BatchNorm (biased convolutions)",
+              dict(network_kwargs={"num_blocks": 4, "channels": 32, "batch_norm": False})),
+    "sims_16": ("16 simulations per move (PUCT)", dict(simulations=16)),
+    "sims_128": ("128 simulations per move (PUCT)", dict(simulations=128)),
+    "no_reuse": ("no graph reuse between moves", dict(reuse_graph=False)),
+    "nodes_6x": ("node capacity 6 x (simulations + 1) instead of 3x", dict(node_factor=6.0)),
+    "pcr": ("playout cap randomization: 1/4 of moves 64 simulations (policy targets), "
+            "the rest 16", dict(fast_simulations=16, full_search_prob=0.25)),
+    "solver": ("terminal solver in the self-play search", dict(solver=True)),
+}
+
+
+def config_of(name: str) -> dict:
+  """The TrainConfig fields of variant `name` (BASE with its changes)."""
+  if name not in VARIANTS:
+    raise SystemExit(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+  return {**BASE, **VARIANTS[name][1]}
+
+
+def run(names, budget: float, root: str) -> None:
+  """Runs (or resumes) each variant until its cpu_s reaches `budget`."""
+  for name in names:
+    directory = os.path.join(root, name)
+    os.makedirs(directory, exist_ok=True)
+    config_path = os.path.join(directory, "variant.json")
+    with open(config_path, "w") as f:
+      json.dump(config_of(name), f, indent=2)
+    print(f"== {name}: {VARIANTS[name][0]}", flush=True)
+    command = [sys.executable, "-m", "experiments.train", "--out", directory,
+               "--config", config_path, "--iterations", "1000000",
+               "--cpu-budget", str(budget)]
+    subprocess.run(command, check=True)
+
+
+def _float(value):
+  try:
+    return float(value)
+  except (TypeError, ValueError):
+    return None
+
+
+def read_rows(path: str) -> list[dict]:
+  """The metrics rows of a run (strings converted to floats where numeric)."""
+  with open(path) as f:
+    return [{k: _float(v) if _float(v) is not None else v for k, v in row.items()}
+            for row in csv.DictReader(f)]
+
+
+def evaluations(rows: list[dict]) -> list[dict]:
+  """The rows that carry Pons error rates, each with the six-set means."""
+  out = []
+  for row in rows:
+    if row.get(f"search_c4_error_{SETS[-1]}") in (None, ""):
+      continue
+    row = dict(row)
+    for kind in ("policy", "search"):
+      row[f"{kind}_mean"] = sum(row[f"{kind}_c4_error_{s}"] for s in SETS) / len(SETS)
+    out.append(row)
+  return out
+
+
+def summarize(root: str, docs: str) -> list[dict]:
+  """Copies the metrics, writes summary.csv and the plots; returns the rows."""
+  os.makedirs(docs, exist_ok=True)
+  summary, curves = [], {}
+  for name, (description, changes) in VARIANTS.items():
+    path = os.path.join(root, name, "metrics.csv")
+    if not os.path.exists(path):
+      continue
+    shutil.copyfile(path, os.path.join(docs, f"{name}.csv"))
+    rows = read_rows(path)
+    evals = evaluations(rows)
+    if not evals:
+      continue
+    curves[name] = evals
+    last = evals[-1]
+    tail = evals[-2:]
+    entry = dict(variant=name, change=description, iterations=int(rows[-1]["iteration"]),
+                 wall_s=rows[-1]["wall_s"], cpu_s=rows[-1].get("cpu_s"),
+                 positions=int(rows[-1]["positions_total"]),
+                 nn_evals=rows[-1]["nn_evals_total"], eval_cpu_s=last["cpu_s"])
+    for kind in ("policy", "search"):
+      for s in SETS:
+        entry[f"{kind}_{s}"] = last[f"{kind}_c4_error_{s}"]
+      entry[f"{kind}_mean"] = last[f"{kind}_mean"]
+      entry[f"{kind}_mean_last2"] = sum(r[f"{kind}_mean"] for r in tail) / len(tail)
+    summary.append(entry)
+  if summary:
+    with open(os.path.join(docs, "summary.csv"), "w", newline="") as f:
+      writer = csv.DictWriter(f, fieldnames=list(summary[0]))
+      writer.writeheader()
+      writer.writerows(summary)
+    _plot(curves, docs)
+  return summary
+
+
+def _plot(curves: dict, docs: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  for x_key, x_label, file_name in (("cpu_s", "CPU time, s (self-play + training)",
+                                     "diagnosis_cpu.png"),
+                                    ("nn_evals_total", "network evaluations in self-play",
+                                     "diagnosis_evals.png")):
+    figure, axes = plt.subplots(1, 2, figsize=(13, 5), sharex=True)
+    for name, evals in curves.items():
+      xs = [r[x_key] for r in evals]
+      style = dict(lw=2.5, color="black") if name == "base" else dict(lw=1.2)
+      for axis, kind in zip(axes, ("search", "policy")):
+        axis.plot(xs, [100 * r[f"{kind}_mean"] for r in evals], label=name, **style)
+    for axis, kind in zip(axes, ("200-simulation search", "raw policy")):
+      axis.set_title(f"Connect-4, {kind}: mean error over Pons' six sets")
+      axis.set_xlabel(x_label)
+      axis.set_ylabel("error rate, % (100 positions per set)")
+      axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, ncol=2)
+    figure.tight_layout()
+    figure.savefig(os.path.join(docs, file_name), dpi=90)
+    plt.close(figure)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("command", choices=("run", "summarize", "list"))
+  parser.add_argument("variants", nargs="*", help="variant names (run)")
+  parser.add_argument("--all", action="store_true", help="run every variant, in order")
+  parser.add_argument("--budget", type=float, default=1200.0,
+                      help="cpu_s per run, seconds (default 1200)")
+  parser.add_argument("--root", default=ROOT, help=f"run directories (default {ROOT})")
+  parser.add_argument("--docs", default=DOCS, help=f"summary output (default {DOCS})")
+  args = parser.parse_args(argv)
+  if args.command == "list":
+    for name, (description, changes) in VARIANTS.items():
+      print(f"{name:12s} {description}: {json.dumps(changes)}")
+  elif args.command == "run":
+    names = list(VARIANTS) if args.all else args.variants
+    if not names:
+      raise SystemExit("name the variants to run, or --all")
+    for name in names:
+      config_of(name)
+    run(names, args.budget, args.root)
+  else:
+    for entry in summarize(args.root, args.docs):
+      print(f"{entry['variant']:12s} search mean {100 * entry['search_mean']:.1f}% "
+            f"policy mean {100 * entry['policy_mean']:.1f}% at cpu_s {entry['eval_cpu_s']:.0f}")
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])
