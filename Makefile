@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo train test test-slow bench bench-quick bench-envs accuracy clean
+.PHONY: demo play train test test-slow bench bench-quick bench-envs accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(BENCH_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m experiments.demo
+
+# A game against the shipped Connect-4 agent in the terminal.
+play: $(STAMP)
+	$(PY) -m experiments.play
 
 # AlphaZero training with MCGS; rerun the same command to resume.
 # `make train ENV=connect4`, `make train ENV=nim:3,20`, ... (runs/<env>/).

@@ -65,7 +65,8 @@ def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int =
   """The shipped Connect-4 network (networks/pretrained/connect4) plays both
   sides for a few moves with a 200-simulation MCGS."""
   env, eval_fn, params = train.load_agent(play.DEFAULT_AGENT)
-  config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=2 * (simulations + 1))
+  config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=2 * (simulations + 1),
+                                 check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
   state = envs.stack([envs.connect4.from_moves(moves)])
   print(f"\nThe trained agent ({play.DEFAULT_AGENT}), {simulations} simulations per move, "
@@ -80,7 +81,8 @@ def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int =
     print(f"  move {ply + 1}: column {action + 1}  (value for the mover {float(out.root_value[0]):+.2f})")
     state = env.step(state, out.action)
   print(envs.connect4.render(jax.tree.map(lambda x: x[0], state)))
-  print(f"moves {moves + played}; play it yourself: python -m experiments.play")
+  print(f"moves {moves + played}; play it yourself: make play "
+        "(or .venv/bin/python -m experiments.play)")
 
 
 if __name__ == "__main__":

@@ -212,9 +212,26 @@ def main(argv=None):
       config_of(name)
     run(names, args.budget, args.root)
   else:
-    for entry in summarize(args.root, args.docs):
-      print(f"{entry['variant']:12s} search mean {100 * entry['search_mean']:.1f}% "
-            f"policy mean {100 * entry['policy_mean']:.1f}% at cpu_s {entry['eval_cpu_s']:.0f}")
+    print(markdown_table(summarize(args.root, args.docs)))
+
+
+def markdown_table(summary: list[dict]) -> str:
+  """The summary as a Markdown table: per variant the search's error rates on
+  the six sets at the last evaluation, their mean (and the mean of the last
+  two evaluations, less noisy), the change from base, the raw policy's mean."""
+  base = next((e for e in summary if e["variant"] == "base"), None)
+  lines = ["| variant | change | positions | network evals | search error % (6 sets) | "
+           "mean | last two | vs base | policy mean |",
+           "|---|---|---|---|---|---|---|---|---|"]
+  for e in summary:
+    delta = ("" if base is None or e is base else
+             f"{100 * (e['search_mean_last2'] - base['search_mean_last2']):+.1f}")
+    errors = "/".join(f"{100 * e[f'search_{s}']:.0f}" for s in SETS)
+    lines.append(f"| {e['variant']} | {e['change']} | {e['positions'] / 1000:.0f}k | "
+                 f"{e['nn_evals'] / 1e6:.1f}M | {errors} | {100 * e['search_mean']:.1f} | "
+                 f"{100 * e['search_mean_last2']:.1f} | {delta} | "
+                 f"{100 * e['policy_mean_last2']:.1f} |")
+  return "\n".join(lines)
 
 
 if __name__ == "__main__":

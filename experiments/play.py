@@ -58,7 +58,7 @@ def main(argv=None, read=input):
 
   env, eval_fn, params = train.load_agent(args.agent)
   config = mcgs_jax.SearchConfig(num_simulations=args.simulations,
-                                 max_nodes=2 * (args.simulations + 1))
+                                 max_nodes=2 * (args.simulations + 1), check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
   step = jax.jit(env.step)
   state = env.init(jax.random.PRNGKey(args.seed), batch_size=1)

@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -58,6 +59,31 @@ def _optimizer(learning_rate, weight_decay, kind, decay_updates=0):
   if decay_updates > 0:
     learning_rate = optax.cosine_decay_schedule(learning_rate, decay_updates, alpha=0.1)
   return losses.make_optimizer(learning_rate, weight_decay, kind=kind)
+
+
+# jax reports the seconds of every tracing, lowering and compilation.
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+_compile_seconds = [0.0]
+
+
+def _count_compile_time(event: str, duration: float, **unused_kwargs) -> None:
+  if event in _COMPILE_EVENTS:
+    _compile_seconds[0] += duration
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compile_time)
+
+
+def compile_seconds() -> float:
+  """Seconds this process has spent tracing and compiling jax programs."""
+  return _compile_seconds[0]
+
+
+class CheckpointFallbackWarning(UserWarning):
+  """An unreadable checkpoint step was moved aside; the run resumed from an
+  earlier one."""
 
 
 def build_network(config: config_lib.TrainConfig):
@@ -132,7 +158,13 @@ class Run:
     self._write_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
-    self.state, self.rows = self._start()
+    try:
+      self.state, self.rows = self._start()
+    except BaseException:
+      # An open checkpoint manager left to the interpreter's exit prints
+      # tracebacks of its closed event loop after the real error.
+      self.checkpoints.close()
+      raise
 
   # -- the jitted steps, bound to this run (module-level jits: runs in one
   # process share their compilations) ------------------------------------
@@ -175,7 +207,9 @@ class Run:
 
   def _start(self):
     template = self.initial_state()
-    step = self.checkpoints.latest_step()
+    step, state, meta, self.notes = self.checkpoints.restore_latest(template)
+    for note in self.notes:
+      warnings.warn(note, CheckpointFallbackWarning, stacklevel=3)
     metrics_path = os.path.join(self.directory, METRICS)
     if step is None:
       if os.path.exists(metrics_path):
@@ -186,7 +220,6 @@ class Run:
       if self.config.warm_start_steps > 0:
         state = self._warm_start(state)
     else:
-      state, meta = self.checkpoints.restore(step, template)
       saved = meta.get("config")
       # Compared as configs: a field added since (with its default) still matches.
       if not isinstance(saved, dict) or config_lib.TrainConfig.from_json(saved) != self.config:
@@ -198,8 +231,8 @@ class Run:
         raise checkpoint_lib.CheckpointError(
             f"checkpoint {self.checkpoints.directory}/{step} is inconsistent: iteration "
             f"{int(state['iteration'])}, {len(rows)} metrics rows")
-      # The CSV may hold a row of an iteration whose checkpoint never
-      # completed: the checkpoint's rows are the truth.
+      # The CSV may hold rows of iterations whose checkpoint never completed
+      # or was moved aside: the checkpoint's rows are the truth.
       write_metrics(metrics_path, rows)
     state = self._place(state)
     return state, rows
@@ -242,10 +275,17 @@ class Run:
     rng = jax.random.fold_in(state["rng"], iteration)
     play_rng, train_rng, eval_rng = jax.random.split(rng, 3)
     start, cpu_start = time.perf_counter(), time.process_time()
+    compile_start = compile_seconds()
     games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
     buffer = self._add(state["buffer"], examples, valid)
     jax.block_until_ready(buffer)
     selfplay_s = time.perf_counter() - start
+    if int(stats.nan_evals):
+      # Only without SearchConfig.check_evaluator (which stops the search).
+      raise FloatingPointError(
+          f"the network returned NaN in {int(stats.nan_evals)} self-play evaluations at "
+          f"iteration {iteration}; the checkpoint of iteration {iteration - 1} in "
+          f"{self.checkpoints.directory} is intact (lower learning_rate, or check the network)")
     start = time.perf_counter()
     variables, opt_state, metrics = state["variables"], state["opt_state"], {}
     if int(buffer.size) >= config.min_replay:
@@ -258,10 +298,13 @@ class Run:
             f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
             "intact (lower learning_rate, or check the network)")
     train_s = time.perf_counter() - start
-    cpu_s = float(state["cpu_s"]) + time.process_time() - cpu_start
+    # The first iteration of a process compiles self-play and the update:
+    # wall_s and cpu_s count the work, not the compilation.
+    compile_s = compile_seconds() - compile_start
+    cpu_s = float(state["cpu_s"]) + max(time.process_time() - cpu_start - compile_s, 0.0)
     positions = int(valid.sum())
     nn_evals = float(stats.nn_evals)
-    wall_s = float(state["wall_s"]) + selfplay_s + train_s
+    wall_s = float(state["wall_s"]) + max(selfplay_s + train_s - compile_s, 0.0)
     self.state = dict(
         iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
         opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
@@ -277,7 +320,7 @@ class Run:
         devices=jax.device_count(), replay_size=int(buffer.size),
         transposition_hits=int(stats.transposition_hits),
         capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),
-        selfplay_s=selfplay_s, train_s=train_s)
+        selfplay_s=selfplay_s, train_s=train_s, compile_s=compile_s)
     if iteration == 1 and getattr(self, "warm_start_row", None):
       row.update(self.warm_start_row)
     every_s = config.eval_every_s
@@ -371,19 +414,88 @@ def main(argv=None):
   parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (multi-host)")
+  parser.add_argument("--debug", action="store_true",
+                      help="show the full traceback of an error instead of one line")
   args = parser.parse_args(argv)
+  try:
+    train(args)
+  except KeyboardInterrupt:
+    print(f"\nstopped at iteration {_last_iteration(args.out)}; run the same command to "
+          "resume", file=sys.stderr)
+    raise SystemExit(130) from None
+  except Exception as error:  # pylint: disable=broad-except
+    message = one_line_error(error)
+    if args.debug or message is None:
+      raise
+    print(f"error: {message}\n(--debug shows the full traceback)", file=sys.stderr)
+    raise SystemExit(1) from None
+
+
+def one_line_error(error: Exception) -> str | None:
+  """The message of an error the user can act on, or None for a bug.
+
+  Covers unusable checkpoints, diverging training and a network whose
+  outputs the search refused (`SearchConfig.check_evaluator`: jax raises its
+  runtime error, whose message ends with the evaluator check's).
+  """
+  if isinstance(error, (checkpoint_lib.CheckpointError, FloatingPointError)):
+    return str(error)
+  marker = "EvaluatorError: "
+  text = str(error)
+  if marker in text:
+    return "the network's output was refused: " + text[text.rindex(marker) + len(marker):].strip()
+  return None
+
+
+def _last_iteration(directory: str) -> int:
+  """The newest iteration in DIR/metrics.csv (0 without one)."""
+  try:
+    with open(os.path.join(directory, METRICS), newline="") as f:
+      return max((int(row["iteration"]) for row in csv.DictReader(f)), default=0)
+  except (OSError, ValueError, KeyError):
+    return 0
+
+
+def evaluation_summary(row: dict) -> str:
+  """The evaluation figures of a metrics row in one short line ('' without).
+
+  Connect-4: the error rates of the search and the raw policy on Pons' six
+  sets (percent); small games: the share of positions whose value the move
+  keeps; the arena's Elo when computed.
+  """
+  parts = []
+  for kind in ("search", "policy"):
+    errors = [row[k] for k in row if k.startswith(f"{kind}_c4_error_")]
+    if errors:
+      parts.append(f"{kind} errors % " + "/".join(f"{100 * e:.0f}" for e in errors))
+    elif f"{kind}_keeps_value" in row:
+      parts.append(f"{kind} keeps value {row[f'{kind}_keeps_value']:.4f}")
+  if "elo" in row:
+    parts.append(f"Elo {row['elo']:+.0f} [{row['elo_low']:+.0f}, {row['elo_high']:+.0f}]")
+  return ", ".join(parts)
+
+
+def train(args) -> None:
+  """Runs `experiments.train`'s command line (parsed `args`)."""
   if args.distributed:
     jax.distributed.initialize()
   config = resolve_config(args)
   if args.iterations is None:
     args.iterations = config_lib.default_iterations(config.env)
-  run = Run(args.out, config, tensorboard=args.tensorboard)
+  with warnings.catch_warnings():
+    # Said once below, one line each, instead of a warning with its source.
+    warnings.simplefilter("ignore", CheckpointFallbackWarning)
+    run = Run(args.out, config, tensorboard=args.tensorboard)
+  for note in run.notes:
+    print(f"warning: {note}; resuming from iteration {int(run.state['iteration'])}",
+          file=sys.stderr)
   start = int(run.state["iteration"])
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top
   bar = tqdm(total=args.iterations, initial=min(start, args.iterations), unit="it",
              disable=None, desc=f"train {config.env}")
   if start >= args.iterations:
     print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
+  last_summary = ""
   try:
     for _ in range(start, args.iterations):
       spent = [(name, float(run.state[key]), budget)
@@ -392,12 +504,18 @@ def main(argv=None):
                if budget is not None and float(run.state[key]) >= budget]
       if spent:
         name, _, budget = spent[0]
-        print(f"{args.out}: {name} budget {budget:g} s reached at iteration "
-              f"{int(run.state['iteration'])}")
+        bar.write(f"{args.out}: {name} budget {budget:g} s reached at iteration "
+                  f"{int(run.state['iteration'])}")
         break
       row = run.step()
       bar.update(1)
-      bar.set_postfix(loss=row["loss"], positions=row["positions_total"], refresh=False)
+      if evaluation_summary(row):
+        last_summary = evaluation_summary(row)
+        if not bar.disable:
+          bar.write(f"iteration {row['iteration']}: {last_summary}")
+      loss = "-" if row["loss"] is None else f"{row['loss']:.3f}"
+      bar.set_postfix_str(f"loss {loss}, positions {row['positions_total']}"
+                          + (f", {last_summary}" if last_summary else ""), refresh=False)
       if not bar.disable:
         continue
       print(json.dumps(row), flush=True)

@@ -8,12 +8,19 @@ only once every file is written (it writes under a temporary name and renames),
 so a process killed at any moment leaves the previous complete step as the
 latest; the half-written one is ignored and cleaned up.
 
-A checkpoint that cannot be read, or whose arrays do not match the run's
-(other shapes or dtypes: another config), raises `CheckpointError` naming the
-directory; nothing falls back to a fresh start.
+A step whose files cannot be read (truncated, deleted or garbled files:
+`CorruptCheckpointError`) is not fatal when resuming: `restore_latest` moves
+it aside to `<directory>-corrupt/<step>` (never deleting it), says so in one
+line, and restores the newest intact step before it. A checkpoint whose
+arrays do not match the run's (other shapes or dtypes: another config)
+raises `CheckpointError` naming the directory; nothing falls back to a fresh
+start. Temporary directories of a save that was killed are removed quietly
+when the checkpointer opens.
 """
 
+import logging
 import os
+import shutil
 from typing import Any
 
 import flax.serialization
@@ -26,10 +33,73 @@ class CheckpointError(RuntimeError):
   """A checkpoint that exists but cannot be used."""
 
 
+class CorruptCheckpointError(CheckpointError):
+  """A checkpoint step whose files cannot be read.
+
+  Attributes:
+    reason: the first line of the storage library's error.
+  """
+
+  def __init__(self, message: str, reason: str):
+    super().__init__(message)
+    self.reason = reason
+
+
+# Orbax writes a step under a temporary name and renames it when complete.
+_TMP_MARK = ".orbax-checkpoint-tmp"
+
+
+def _first_line(error: Exception, limit: int = 160) -> str:
+  text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+  text = text.split(" See full ")[0]   # TensorStore appends its whole spec
+  text = f"{type(error).__name__}: {text}"
+  return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _describe(tree: Any) -> dict[str, str]:
+  """'dtype[shape]' per leaf path, for arrays and orbax's array metadata."""
   leaves = jax.tree_util.tree_leaves_with_path(tree)
-  return {jax.tree_util.keystr(path): f"{np.dtype(x.dtype)}{list(np.shape(x))}"
+  return {_path_name(path): f"{np.dtype(x.dtype)}{list(getattr(x, 'shape', ()))}"
           for path, x in leaves}
+
+
+def _path_name(path) -> str:
+  """'buffer/data/observation' for dict keys and dataclass fields alike (the
+  saved metadata is a tree of dicts where the state has dataclasses)."""
+  names = []
+  for entry in path:
+    for attribute in ("key", "name", "idx"):
+      if hasattr(entry, attribute):
+        names.append(str(getattr(entry, attribute)))
+        break
+    else:
+      names.append(str(entry))
+  return "/".join(names)
+
+
+def _check_arrays(path: str, template: Any, found: Any) -> None:
+  """Raises CheckpointError when `found` has other arrays than `template`."""
+  expected, found = _describe(template), _describe(found)
+  if expected != found:
+    diff = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
+    raise CheckpointError(
+        f"checkpoint {path} does not match this run's arrays (another config or version?): "
+        + "; ".join(f"{k}: run {expected.get(k)}, checkpoint {found.get(k)}" for k in diff[:5]))
+
+
+class _QuietStorageLogs:
+  """Silences orbax's and absl's loggers: the storage library logs a long
+  report of a failed read before raising, which the caller says in one line."""
+
+  def __enter__(self):
+    self._loggers = [logging.getLogger(name) for name in ("absl", "orbax")]
+    self._levels = [logger.level for logger in self._loggers]
+    for logger in self._loggers:
+      logger.setLevel(logging.CRITICAL)
+
+  def __exit__(self, *exc_info):
+    for logger, level in zip(self._loggers, self._levels):
+      logger.setLevel(level)
 
 
 class Checkpointer:
@@ -43,10 +113,18 @@ class Checkpointer:
   def __init__(self, directory: str, max_to_keep: int = 2):
     self.directory = os.path.abspath(directory)
     os.makedirs(self.directory, exist_ok=True)
+    for name in os.listdir(self.directory):
+      # A save killed half-way: orbax ignores it, but warns about it.
+      if _TMP_MARK in name:
+        shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                            enable_async_checkpointing=False)
-    self._manager = ocp.CheckpointManager(self.directory, options=options,
-                                          item_names=("state", "meta"))
+    # Handlers named up front, so a step's metadata (shapes, dtypes) can be
+    # read without its arrays.
+    self._manager = ocp.CheckpointManager(
+        self.directory, options=options,
+        item_handlers={"state": ocp.StandardCheckpointHandler(),
+                       "meta": ocp.JsonCheckpointHandler()})
 
   def latest_step(self) -> int | None:
     """The newest complete step.
@@ -80,33 +158,77 @@ class Checkpointer:
       (on the default device, uncommitted), and the metadata dict.
 
     Raises:
-      CheckpointError: unreadable files, or arrays unlike the template's.
+      CorruptCheckpointError: unreadable files.
+      CheckpointError: arrays unlike the template's.
     """
     path = os.path.join(self.directory, str(step))
-    try:
-      restored = self._manager.restore(step, args=ocp.args.Composite(
-          state=ocp.args.StandardRestore(jax.tree.map(ocp.utils.to_shape_dtype_struct,
-                                                      template)),
-          meta=ocp.args.JsonRestore()))
-    except Exception as error:  # orbax raises many kinds; all mean the same here.
-      raise CheckpointError(
-          f"cannot read checkpoint {path}: {type(error).__name__}: {error}. It is corrupt "
-          "or was written by another version/config; move it away to start afresh, or "
-          "delete this step to resume from an earlier one.") from error
+    with _QuietStorageLogs():
+      try:
+        metadata = self._manager.item_metadata(step)["state"]
+        if metadata is None:
+          raise ValueError("no metadata of the state")
+      except Exception as error:  # orbax raises many kinds; all mean the same here.
+        raise self._corrupt(path, error) from error
+    _check_arrays(path, template, metadata)
+    with _QuietStorageLogs():
+      try:
+        restored = self._manager.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore(jax.tree.map(ocp.utils.to_shape_dtype_struct,
+                                                        template)),
+            meta=ocp.args.JsonRestore()))
+      except Exception as error:  # orbax raises many kinds; all mean the same here.
+        raise self._corrupt(path, error) from error
     state, meta = restored["state"], restored["meta"]
-    expected, found = _describe(template), _describe(state)
-    if expected != found:
-      diff = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
-      raise CheckpointError(
-          f"checkpoint {path} does not match this run's arrays (another config?): "
-          + "; ".join(f"{k}: run {expected.get(k)}, checkpoint {found.get(k)}"
-                      for k in diff[:5]))
+    _check_arrays(path, template, state)
     if not isinstance(meta, dict):
       raise CheckpointError(f"checkpoint {path}: metadata is not a JSON object")
     # orbax returns arrays committed to a device, which freshly made ones are
     # not: jitted functions would compile again for them (a run resumed in
     # the same process would recompile its self-play and update).
     return jax.device_put(jax.device_get(state)), meta
+
+  @staticmethod
+  def _corrupt(path: str, error: Exception) -> CorruptCheckpointError:
+    reason = _first_line(error)
+    return CorruptCheckpointError(f"cannot read checkpoint {path} ({reason}): its files are "
+                                  "truncated, missing or garbled", reason)
+
+  def restore_latest(self, template: Any) -> tuple[int | None, Any, dict, list[str]]:
+    """The newest readable step; unreadable newer steps are moved aside.
+
+    Args:
+      template: a pytree of arrays like the saved state.
+
+    Returns:
+      (step, state, meta, notes): the step restored (None, None, {} when no
+      step is readable or none exists) and one line per step moved aside.
+
+    Raises:
+      CheckpointError: a readable step whose arrays are unlike the
+        template's (another config: nothing is moved).
+    """
+    notes = []
+    for step in sorted(self._manager.all_steps(), reverse=True):
+      try:
+        state, meta = self.restore(step, template)
+        return step, state, meta, notes
+      except CorruptCheckpointError as error:
+        moved = self._move_aside(step)
+        notes.append(f"checkpoint {os.path.join(self.directory, str(step))} is unreadable "
+                     f"({error.reason}); moved it to {moved}")
+    return None, None, {}, notes
+
+  def _move_aside(self, step: int) -> str:
+    """Moves step `step` to `<directory>-corrupt/<step>[.n]`; returns where."""
+    aside = self.directory + "-corrupt"
+    os.makedirs(aside, exist_ok=True)
+    target, count = os.path.join(aside, str(step)), 0
+    while os.path.exists(target):
+      count += 1
+      target = os.path.join(aside, f"{step}.{count}")
+    os.replace(os.path.join(self.directory, str(step)), target)
+    self._manager.reload()
+    return target
 
   def close(self) -> None:
     """Releases the checkpoint manager."""

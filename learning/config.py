@@ -181,7 +181,8 @@ class TrainConfig:
 
     Self-play searches with `root_policy` (Dirichlet noise for 'puct',
     Gumbel noise for 'gumbel'). Evaluation searches use `eval_root_policy`
-    without noise, and the solver when `eval_solver`.
+    without noise, and the solver when `eval_solver`. Both check the
+    network's outputs (`SearchConfig.check_evaluator`).
 
     Args:
       simulations: simulations per move; None: `self.simulations`.
@@ -203,7 +204,7 @@ class TrainConfig:
         dirichlet_alpha=self.dirichlet_alpha, backup_window=self.backup_window,
         eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay,
         root_policy=root_policy, max_considered_actions=self.gumbel_considered,
-        gumbel_scale=1.0 if noise else 0.0)
+        gumbel_scale=1.0 if noise else 0.0, check_evaluator=True)
 
   def dual_config(self, noise: bool = True):
     """The `mcgs_jax.dual.DualConfig` of a 'dual' or 'mpv' run.
@@ -225,7 +226,8 @@ class TrainConfig:
           max_nodes=simulations + 1,
           dirichlet_fraction=self.dirichlet_fraction if noise else 0.0,
           dirichlet_alpha=self.dirichlet_alpha, backup_window=self.backup_window,
-          eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay)
+          eps_greedy=self.eps_greedy if noise else 0.0, eps_decay=self.eps_decay,
+          check_evaluator=True)
 
     return dual.DualConfig(small=one(self.small_simulations), large=one(self.large_simulations),
                            value_mix=self.value_mix, rounds=self.dual_rounds)

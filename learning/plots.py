@@ -88,6 +88,8 @@ def plot_run(directory: str, label: str | None = None) -> list[str]:
           xs, ys = _series(rows, x, column)
           ax.plot(xs, ys, marker=".", label=column[len(prefix):])
         ax.set_xlabel(name)
+        ax.set_ylabel("error rate (share of positions)" if any("c4_error" in c for c in columns)
+                      else "share of positions")
         ax.set_title(title, fontsize="small")
         ax.grid(alpha=0.3)
       row_axes[0].legend(fontsize="small")

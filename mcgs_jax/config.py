@@ -1,6 +1,7 @@
 """Search hyperparameters: one frozen, hashable config (a static jit argument)."""
 
 import dataclasses
+import numbers
 
 BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
 PRUNING_MODES = ("off", "soft", "hard")
@@ -134,6 +135,14 @@ class SearchConfig:
       nearest the leaf; the edges above keep their statistics, so PUCT
       there keeps choosing the move it chose when they last changed.
       0 (default) updates the whole path.
+    check_evaluator: every `eval_fn` output is checked: a value that is not
+      finite or lies outside [value_min, value_max], or a NaN / +inf prior
+      logit on a legal action, stops the search with an `EvaluatorError`
+      naming the field, its shape and the value (raised from the host,
+      inside jax's runtime error). False (default): such outputs are
+      replaced (NaN: uniform prior, value 0) and counted in
+      `stats.nan_evals`, out-of-range values are used as they are. Training,
+      the arena and the command-line tools turn it on.
     eps_decay: decay of the epsilon-greedy probability over a search: the
       t-th simulation (t = simulations so far) explores with probability
       eps_greedy * eps_decay^t (Dual MCTS's decay term for the exploration
@@ -188,8 +197,16 @@ class SearchConfig:
   depth_i: int = 0
   backup_window: int = 0
   eps_decay: float = 1.0
+  check_evaluator: bool = False
 
   def __post_init__(self):
+    for field in dataclasses.fields(self):
+      value = getattr(self, field.name)
+      if (field.type in (int, int | None) and value is not None
+          and (isinstance(value, bool) or not isinstance(value, numbers.Integral))):
+        # A float count would fail much later, inside jit, as a shape error.
+        raise TypeError(f"SearchConfig.{field.name} must be an int, got {value!r} "
+                        f"({type(value).__name__})")
     if self.backup not in BACKUP_MODES:
       raise ValueError(f"backup must be one of {BACKUP_MODES}, got {self.backup!r}")
     if self.num_simulations < 0:

@@ -54,6 +54,64 @@ def sanitize(logits: chex.Array, value: chex.Array, legal: chex.Array):
   return prior, jnp.where(bad_value, 0.0, value), bad_logits | bad_value
 
 
+class EvaluatorError(ValueError):
+  """`eval_fn` returned a non-finite or out-of-range output
+  (`SearchConfig.check_evaluator`)."""
+
+
+# Values this far outside [value_min, value_max] are a broken value head, not
+# rounding.
+_VALUE_SLACK = 1e-3
+
+
+def _raise_bad_output(any_bad, value_bad, value, value_row, logits, logits_row, *,
+                      value_shape, logits_shape, bounds):
+  """Host side of `check_outputs`: raises EvaluatorError naming the field."""
+  if not any_bad:
+    return
+  if value_bad:
+    raise EvaluatorError(
+        f"eval_fn returned value {float(value)!r} for row {int(value_row)} (field `value`, shape "
+        f"{value_shape}): values must be finite and in [{bounds[0]}, {bounds[1]}], from the "
+        "view of the player to move (a value head without tanh? a NaN in the network?)")
+  raise EvaluatorError(
+      f"eval_fn returned prior logits {list(map(float, logits))} for row {int(logits_row)} "
+      f"(field `prior_logits`, shape {logits_shape}): NaN or +inf on a legal action")
+
+
+def check_outputs(logits: chex.Array, value: chex.Array, legal: chex.Array,
+                  config: config_lib.SearchConfig) -> None:
+  """Raises `EvaluatorError` (from the host) at the first bad output.
+
+  Bad: a value that is not finite or lies outside [value_min, value_max]
+  (beyond 1e-3), or a NaN or +inf logit on a legal action, in a row with
+  a legal action (terminal states are not checked). The host is called only
+  when a row is bad (`lax.cond`), so a healthy search pays two reductions
+  per evaluation; jax reports the error as its runtime error whose message
+  ends with this one.
+
+  Args:
+    logits: f32[R, A].
+    value: f32[R].
+    legal: bool[R, A].
+    config: reads `value_min`, `value_max`.
+  """
+  rows = jnp.any(legal, axis=-1)
+  value_bad = rows & (~jnp.isfinite(value) | (value < config.value_min - _VALUE_SLACK)
+                      | (value > config.value_max + _VALUE_SLACK))
+  logits_bad = jnp.any(legal & (jnp.isnan(logits) | (logits == jnp.inf)), axis=-1)
+  any_bad = jnp.any(value_bad) | jnp.any(logits_bad)
+  value_row = jnp.argmax(value_bad)
+  logits_row = jnp.argmax(logits_bad)
+  report = functools.partial(_raise_bad_output, value_shape=tuple(value.shape),
+                             logits_shape=tuple(logits.shape),
+                             bounds=(config.value_min, config.value_max))
+  jax.lax.cond(any_bad,
+               lambda: jax.debug.callback(report, any_bad, jnp.any(value_bad), value[value_row],
+                                          value_row, logits[logits_row], logits_row),
+               lambda: None)
+
+
 def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
              legal: chex.Array, config: config_lib.SearchConfig):
   """Step 4: one `eval_fn` call on R rows, checked and sanitised.
@@ -72,6 +130,9 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
   Raises:
     ValueError: (at trace time) `eval_fn` returned other shapes than
       [R, A] and [R].
+    EvaluatorError: (at run time, wrapped in jax's runtime error) with
+      `config.check_evaluator`, a non-finite or out-of-range output; see
+      `check_outputs`.
   """
   rows, num_actions = legal.shape
   logits, value = eval_fn(params, rng, embedding)
@@ -80,6 +141,8 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
         f"eval_fn must return prior_logits [B, A] = {(rows, num_actions)} and "
         f"value [B] = {(rows,)}; got {logits.shape} and {value.shape}")
   logits = logits.astype(jnp.float32)
+  if config.check_evaluator:
+    check_outputs(logits, value.astype(jnp.float32), legal, config)
   if config.node_temperature != 1.0:
     # p^(1/T) renormalised is the softmax of logits / T.
     logits = logits / config.node_temperature

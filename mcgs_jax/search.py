@@ -34,6 +34,32 @@ SearchStats = graph_lib.SearchStats
 summarize = policies.summarize
 
 
+def check_rng(rng: chex.PRNGKey) -> None:
+  """Raises a ValueError unless `rng` is one PRNG key.
+
+  The search splits one key into whatever it needs for all B games; a batch
+  of keys (one per game, `[B, 2]`) would otherwise fail deep inside
+  `jax.random` with advice to vmap, which the batched search does not need.
+
+  Args:
+    rng: a raw key (uint32 `jax.random.PRNGKey(0)`-shaped) or a scalar typed
+      key (`jax.random.key(0)`).
+
+  Raises:
+    ValueError: another shape.
+  """
+  shape = tuple(jnp.shape(rng))
+  if jax.dtypes.issubdtype(jnp.asarray(rng).dtype, jax.dtypes.prng_key):
+    expected = ()
+  else:
+    expected = tuple(jax.eval_shape(lambda: jax.random.PRNGKey(0)).shape)
+  if shape != expected:
+    raise ValueError(
+        f"rng must be one PRNG key (shape {expected}), got an array of shape {shape}: the "
+        "search is batched and draws every game's randomness from one key; pass e.g. "
+        "jax.random.PRNGKey(0), not one key per game")
+
+
 def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
          config: config_lib.SearchConfig) -> graph_lib.Graph:
   """A graph holding only the evaluated root of each game.
@@ -54,9 +80,10 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   Raises:
     ValueError: (at trace time) when the root keys are not uint32[B, 2] (an
-      unbatched state), or `config.solver` is on and the model's keys are not
-      exact (`model.check_solver`).
+      unbatched state), `config.solver` is on and the model's keys are not
+      exact (`model.check_solver`), or `rng` is not one PRNG key.
   """
+  check_rng(rng)
   model = model_lib.as_model(env)
   model_lib.check_solver(model, config)
   root = model.root(state)
@@ -246,9 +273,11 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
     SearchOutput, fields with leading dimension B (see `policies.SearchOutput`).
 
   Raises:
-    ValueError: (at trace time) an unbatched state, or `config.solver` on
-      with inexact model keys (see `init`).
+    ValueError: (at trace time) an unbatched state, `config.solver` on
+      with inexact model keys (see `init`), or `rng` not one PRNG key (the
+      search draws the games' keys from it; see `check_rng`).
   """
+  check_rng(rng)
   init_rng, sim_rng = jax.random.split(rng)
   graph = init(params, init_rng, state, env, eval_fn, config)
   graph = run_simulations(params, sim_rng, graph, env, eval_fn, config)

@@ -61,7 +61,7 @@ def test_resume_equals_uninterrupted(tmp_path):
   _same_tree(straight["opt_state"], resumed["opt_state"])
   _same_tree(straight["buffer"], resumed["buffer"])
   assert _iterations(tmp_path / "resumed") == [1, 2, 3, 4]
-  drop = ("wall_s", "cpu_s", "selfplay_s", "train_s")
+  drop = ("wall_s", "cpu_s", "selfplay_s", "train_s", "compile_s")
   strip = lambda rs: [{k: v for k, v in r.items() if k not in drop} for r in rs]
   assert strip(rows) == strip(resumed_rows)
   # Training moved the network and filled the buffer.
@@ -79,17 +79,58 @@ def test_load_agent_searches(tmp_path):
   assert out.action.shape == (2,) and np.all(np.asarray(out.visit_counts).sum(-1) == 4)
 
 
-def test_corrupt_checkpoint_names_the_file(tmp_path):
-  config = _config()
-  _run(tmp_path, config, 2)
-  step_dir = tmp_path / "checkpoints" / "2"
-  # Truncate every data file of the latest step.
-  for root, _, files in os.walk(step_dir / "state"):
+def _truncate_step(step_dir):
+  """Truncates every data file of a checkpoint step (its metadata stays)."""
+  for root, _, files in os.walk(step_dir / "state" / "ocdbt.process_0"):
     for name in files:
       with open(os.path.join(root, name), "r+b") as f:
         f.truncate(3)
-  with pytest.raises(checkpoint_lib.CheckpointError, match=str(step_dir)):
-    train.Run(str(tmp_path), config)
+
+
+def test_corrupt_newest_checkpoint_falls_back(tmp_path, capsys):
+  """Truncated files in the newest step: the run says so in one line, moves
+  the step aside (kept), resumes from the step before and ends equal to an
+  uninterrupted run; the CSV has every iteration once."""
+  config = _config()
+  straight, _ = _run(tmp_path / "straight", config, 5)
+  run_dir = tmp_path / "run"
+  _run(run_dir, config, 3)
+  _truncate_step(run_dir / "checkpoints" / "3")
+  with pytest.warns(train.CheckpointFallbackWarning, match="checkpoints/3 is unreadable"):
+    run = train.Run(str(run_dir), config)
+  try:
+    assert int(run.state["iteration"]) == 2
+  finally:
+    run.close()
+  assert (run_dir / "checkpoints-corrupt" / "3" / "state").is_dir()
+  assert _iterations(run_dir) == [1, 2]
+  # The command line: one warning line, then the run goes on to the end.
+  _run(run_dir, config, 4)
+  _truncate_step(run_dir / "checkpoints" / "4")
+  capsys.readouterr()
+  train.main(["--out", str(run_dir), "--iterations", "5"])
+  err = capsys.readouterr().err
+  warning_lines = [line for line in err.splitlines() if line.startswith("warning:")]
+  assert len(warning_lines) == 1 and "checkpoints/4 is unreadable" in warning_lines[0], err
+  assert "resuming from iteration 3" in warning_lines[0]
+  assert "Traceback" not in err and "Event loop" not in err
+  assert _iterations(run_dir) == [1, 2, 3, 4, 5]
+  resumed = checkpoint_lib.read_variables(str(run_dir / train.AGENT), straight["variables"])
+  _same_tree(straight["variables"], resumed)
+
+
+def test_no_intact_checkpoint_is_one_clear_error(tmp_path, capsys):
+  config = _config()
+  _run(tmp_path, config, 1)
+  _truncate_step(tmp_path / "checkpoints" / "1")
+  with pytest.raises(SystemExit) as exit_info:
+    train.main(["--out", str(tmp_path), "--iterations", "2"])
+  assert exit_info.value.code == 1
+  err = capsys.readouterr().err
+  assert "Traceback" not in err
+  assert [line for line in err.splitlines() if line.startswith("error:")] == [
+      line for line in err.splitlines() if "no complete checkpoint" in line]
+  assert (tmp_path / "checkpoints-corrupt" / "1").is_dir()
 
 
 def test_incompatible_checkpoint_refused(tmp_path):
@@ -234,3 +275,62 @@ def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
   assert after["policy_keeps_value"] >= before["policy_keeps_value"] + 0.08, (before, after)
   assert after["policy_critical_kept"] >= before["policy_critical_kept"] + 0.1, (before, after)
   assert after["policy_keeps_value"] >= 0.8, after
+
+
+def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
+  """Ctrl-C during an iteration: the last finished iteration is saved, one
+  line says how to resume, no traceback; the same command then resumes."""
+  step = train.Run.step
+  calls = []
+
+  def interrupted(self):
+    calls.append(1)
+    if len(calls) == 3:
+      raise KeyboardInterrupt
+    return step(self)
+
+  monkeypatch.setattr(train.Run, "step", interrupted)
+  config_file = tmp_path / "tiny.json"
+  config_file.write_text(json.dumps(TINY))
+  argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(config_file),
+          "--iterations", "4"]
+  with pytest.raises(SystemExit) as exit_info:
+    train.main(argv)
+  assert exit_info.value.code == 130
+  err = capsys.readouterr().err
+  assert "stopped at iteration 2; run the same command to resume" in err
+  assert "Traceback" not in err
+  monkeypatch.setattr(train.Run, "step", step)
+  train.main(argv)
+  assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
+
+
+def test_evaluation_summary_line():
+  row = {"iteration": 10, "search_c4_error_L3_R1": 0.01, "search_c4_error_L2_R1": 0.125,
+         "policy_keeps_value": 0.5, "elo": 12.0, "elo_low": -3.0, "elo_high": 30.0}
+  assert train.evaluation_summary(row) == (
+      "search errors % 1/12, policy keeps value 0.5000, Elo +12 [-3, +30]")
+  assert train.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
+
+
+def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
+  """The first iteration of a process compiles; wall_s and cpu_s count the
+  work without it (compile_s says how much). A temporary directory left by
+  a killed save is removed quietly when the run opens its checkpoints."""
+  config = _config(games=6)   # shapes no other test compiles
+  run = train.Run(str(tmp_path), config)
+  try:
+    first = run.step()
+    second = run.step()
+  finally:
+    run.close()
+  assert first["compile_s"] > 0.5, first
+  assert first["wall_s"] <= first["selfplay_s"] + first["train_s"] - first["compile_s"] + 1e-3
+  assert first["wall_s"] < first["compile_s"], first
+  assert second["compile_s"] < 0.5 * first["compile_s"], second
+  stale = tmp_path / "checkpoints" / "3.orbax-checkpoint-tmp-1234567"
+  stale.mkdir()
+  (stale / "partial").write_text("x")
+  _run(tmp_path, config, 3)
+  assert not stale.exists()
+  assert _iterations(tmp_path) == [1, 2, 3]

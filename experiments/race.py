@@ -1,0 +1,149 @@
+"""Our training recipe against the peer's (`experiments.peer_recipe`), side by side.
+
+  python -m experiments.race --ours runs/connect4 --peer runs/peer --games 200
+
+* The curves: every evaluated row of both runs' `metrics.csv` (Pons error
+  rates of the raw policy and of the 200-simulation search, the same
+  evaluation for both) goes to `--out/peer_recipe.csv` with the columns
+  `agent` (ours / peer), `wall_s`, `cpu_s`, `iteration`, `nn_evals_total` and
+  the error rates, and `--out/peer_recipe.png` plots the mean search and
+  policy error of both against wall time.
+* The arena: the final networks of both runs, each searching
+  `--simulations` PUCT simulations per move (no noise), play each other and
+  the random-rollout MCGS baseline (`--baseline-simulations`), `--games`
+  games per pairing, both colours from the same random openings of
+  `--opening-plies` moves. Games are appended to `--out/race_games.csv`
+  (a rerun skips finished pairings); Bradley-Terry Elo with bootstrap 95%
+  intervals, the baseline at 0, goes to `--out/race_elo.csv`.
+"""
+
+import argparse
+import csv
+import os
+import sys
+
+import jax
+
+from experiments import arena as arena_cli
+from experiments import train
+from learning import agents
+from learning import arena as arena_lib
+from learning import evaluation
+from learning import ground_truth
+from mcgs_jax import config as search_config_lib
+
+SETS = tuple(ground_truth.C4_SETS)
+BASELINE = "rollout"
+
+
+def curve_rows(directory: str, agent: str) -> list[dict]:
+  """The evaluated rows of a run's metrics, in the race CSV's columns."""
+  with open(os.path.join(directory, train.METRICS), newline="") as f:
+    rows = list(csv.DictReader(f))
+  out = []
+  for row in rows:
+    if not row.get(f"search_c4_error_{SETS[-1]}"):
+      continue
+    entry = dict(agent=agent, wall_s=float(row["wall_s"]), cpu_s=float(row.get("cpu_s") or "nan"),
+                 iteration=int(row["iteration"]),
+                 nn_evals_total=float(row.get("nn_evals_total") or "nan"))
+    for kind in ("search", "policy"):
+      errors = [float(row[f"{kind}_c4_error_{s}"]) for s in SETS]
+      entry.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
+      entry[f"{kind}_mean"] = sum(errors) / len(errors)
+    out.append(entry)
+  return out
+
+
+def write_curves(ours: str, peer: str, out: str) -> list[dict]:
+  """Writes peer_recipe.csv and peer_recipe.png; returns the rows."""
+  rows = curve_rows(ours, "ours") + curve_rows(peer, "peer")
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(out, "peer_recipe.csv"), "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+  for axis, kind in zip(axes, ("search", "policy")):
+    for agent in ("ours", "peer"):
+      points = [r for r in rows if r["agent"] == agent]
+      axis.plot([r["wall_s"] / 60 for r in points], [100 * r[f"{kind}_mean"] for r in points],
+                marker="o", ms=3, label=agent)
+    axis.set_title(f"Connect-4, {'200-simulation search' if kind == 'search' else 'raw policy'}")
+    axis.set_xlabel("wall time of self-play and training, minutes")
+    axis.set_ylabel("mean error over Pons' six sets, %")
+    axis.grid(alpha=0.3)
+    axis.legend()
+  figure.tight_layout()
+  figure.savefig(os.path.join(out, "peer_recipe.png"), dpi=90)
+  plt.close(figure)
+  return rows
+
+
+def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
+              baseline_simulations: int, opening_plies: int, seed: int) -> list[dict]:
+  """Plays the pairings not yet in race_games.csv; writes race_elo.csv."""
+  players = {}
+  for name, directory in (("ours", ours), ("peer", peer)):
+    env, eval_fn, params = train.load_agent(directory)
+    config = search_config_lib.SearchConfig(
+        num_simulations=simulations, backup="mcgs", max_nodes=3 * (simulations + 1),
+        check_evaluator=True)
+    players[name] = agents.SearchAgent(env=env, eval_fn=eval_fn, params=params, config=config,
+                                       name=name)
+  players[BASELINE] = agents.rollout_baseline(env, baseline_simulations)
+  games_path = os.path.join(out, "race_games.csv")
+  done = {(r["a"], r["b"]) for r in arena_cli.read_games(games_path)}
+  rng = jax.random.PRNGKey(seed)
+  for a, b in (("ours", "peer"), ("ours", BASELINE), ("peer", BASELINE)):
+    if (a, b) in done:
+      continue
+    result = arena_lib.play_games(env, players[a], players[b], rng, games,
+                                  opening_plies=opening_plies)
+    arena_cli.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(s) + 1) / 2)
+                                        for g, s in enumerate(result.scores)])
+    print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of "
+          f"{a})", flush=True)
+  records = [(g["a"], g["b"], g["score"]) for g in arena_cli.read_games(games_path)]
+  ratings, names = evaluation.ladder(records, baseline=BASELINE)
+  rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
+               elo_low=round(float(ratings.lower[i]), 1),
+               elo_high=round(float(ratings.upper[i]), 1),
+               games=sum(1 for a, b, _ in records if n in (a, b)))
+          for i, n in enumerate(names)]
+  with open(os.path.join(out, "race_elo.csv"), "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  print(ratings.table(names))
+  return rows
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--ours", required=True, help="our training run directory")
+  parser.add_argument("--peer", required=True, help="the peer recipe's run directory")
+  parser.add_argument("--out", default="docs/learning", help="where the CSVs and plot go")
+  parser.add_argument("--games", type=int, default=200, help="games per pairing (even)")
+  parser.add_argument("--simulations", type=int, default=200)
+  parser.add_argument("--baseline-simulations", type=int, default=800)
+  parser.add_argument("--opening-plies", type=int, default=3)
+  parser.add_argument("--no-arena", action="store_true", help="only the curves")
+  parser.add_argument("--seed", type=int, default=0)
+  args = parser.parse_args(argv)
+  rows = write_curves(args.ours, args.peer, args.out)
+  for agent in ("ours", "peer"):
+    last = [r for r in rows if r["agent"] == agent][-1]
+    print(f"{agent}: iteration {last['iteration']}, wall_s {last['wall_s']:.0f}, mean error "
+          f"search {100 * last['search_mean']:.1f}%, policy {100 * last['policy_mean']:.1f}%")
+  if not args.no_arena:
+    run_arena(args.ours, args.peer, args.out, args.games, args.simulations,
+              args.baseline_simulations, args.opening_plies, args.seed)
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])
