@@ -78,6 +78,10 @@ VARIANTS = {
     "pcr": ("playout cap randomization: 1/4 of moves 64 simulations (policy targets), "
             "the rest 16", dict(fast_simulations=16, full_search_prob=0.25)),
     "solver": ("terminal solver in the self-play search", dict(solver=True)),
+    "openings_16": ("games open with 0-16 random moves", dict(opening_plies=16)),
+    # Not single changes: the changes that helped, together.
+    "combo_a": ("value_mix + openings_16 + solver",
+                dict(outcome_weight=0.5, opening_plies=16, solver=True)),
 }
 
 

@@ -74,10 +74,13 @@ def _jitted_step(env):
 
 @functools.partial(jax.jit, static_argnames=("env", "plies"))
 def _random_play(env, rng, states, plies):
-  for ply in range(plies):
+  def random_move(ply, states):
     action = base.random_legal_action(jax.random.fold_in(rng, ply), states.legal_action_mask)
-    states = env.step(states, action)
-  return states
+    return env.step(states, action)
+
+  # A loop: unrolled, XLA may fuse the chain of steps into kernels that
+  # recompute it (see `selfplay.new_games`).
+  return jax.lax.fori_loop(0, plies, random_move, states)
 
 
 def random_openings(env: Any, rng: jax.Array, count: int, plies: int,

@@ -203,13 +203,18 @@ def new_games(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int =
   if opening_plies == 0:
     return initial
   plies = jax.random.randint(count_rng, (batch_size,), 0, opening_plies + 1)
-  state = initial
-  for ply in range(opening_plies):
+
+  def random_move(ply, state):
     action = base.random_legal_action(jax.random.fold_in(moves_rng, ply),
                                       state.legal_action_mask)
     moved = env.step(state, action)
     play = (ply < plies) & ~state.terminated
-    state = _where(play, moved, state)
+    return _where(play, moved, state)
+
+  # A loop, not unrolled plies: XLA fuses the unrolled chain of steps and
+  # selects into kernels that recompute it, exponentially in the plies
+  # (16 plies of Connect-4: minutes to compile, seconds per call).
+  state = jax.lax.fori_loop(0, opening_plies, random_move, initial)
   return _where(state.terminated, initial, state)
 
 
