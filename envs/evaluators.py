@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from envs import base
+from envs import bits
+from envs import nim
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,3 +178,46 @@ def mixed_eval(network_eval: Any, rollout_eval: Any, lam: float = 0.5) -> MixedE
     ValueError: `lam` outside [0, 1].
   """
   return MixedEval(network_eval, rollout_eval, lam)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyNimEval:
+  """An imperfect Nim network: the exact value, halved, plus a fixed offset
+  per position, and pseudo-random prior logits (deterministic per position,
+  like a network, so transpositions see equal outputs).
+
+  value = clip(exact / 2 + noise * u(key), -1, 1), u uniform in [-1, 1);
+  logits = logit_noise * u_a(key), one draw per action.
+
+  Attributes:
+    env: the Nim env (for the exact value).
+    noise: the offset's half-width; above 0.5 some values get the wrong sign.
+    logit_noise: the logits' half-width (0: a uniform prior).
+    seed: varies the offsets.
+  """
+  env: nim.Nim
+  noise: float = 0.8
+  logit_noise: float = 1.0
+  seed: int = 0
+
+  def __call__(self, params, rng, state):
+    """Logits and values of a batch of Nim states.
+
+    Args:
+      params: unused (no network).
+      rng: unused (the outputs are a function of the position).
+      state: Nim states [B].
+
+    Returns:
+      (logits f32[B, A], value f32[B]) from the mover's view.
+    """
+    del params, rng
+    _, exact = nim.ExactEval(self.env)(None, None, state)
+    key = state.key
+    h = bits.mix32(key[..., 0] ^ bits.mix32(key[..., 1] + jnp.uint32(0x9E3779B9 + self.seed)))
+    offset = (h & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
+    value = jnp.clip(0.5 * exact + self.noise * offset, -1.0, 1.0)
+    value = jnp.where(state.terminated, 0.0, value)
+    salts = jnp.arange(1, self.env.num_actions + 1, dtype=jnp.uint32) * jnp.uint32(0x632BE5AB)
+    draws = (bits.mix32(h[..., None] + salts) & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
+    return self.logit_noise * draws, value

@@ -18,7 +18,7 @@ import time
 
 from envs import connect4_solver
 from experiments import benchlib
-from experiments import pons_data
+from envs import pons
 
 SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
 FIELDS = ("set", "positions", "of", "wrong", "mean_ms", "median_ms", "max_ms", "total_s",
@@ -26,7 +26,7 @@ FIELDS = ("set", "positions", "of", "wrong", "mean_ms", "median_ms", "max_ms", "
 
 
 def _rows(name, limit):
-  rows = pons_data.read_scores(name)
+  rows = pons.read_scores(name)
   return (rows[:limit] if limit else rows), len(rows)
 
 
@@ -75,8 +75,8 @@ def main():
   parser.add_argument("--csv", default="results/bench_solver.csv")
   args = parser.parse_args()
 
-  if not pons_data.DATA_DIR.exists():
-    raise SystemExit(f"benchmark data not found at {pons_data.DATA_DIR}")
+  if not pons.DATA_DIR.exists():
+    raise SystemExit(f"benchmark data not found at {pons.DATA_DIR}")
   solver = connect4_solver.Solver()
   t0 = time.perf_counter()
   solver.solve("4455")

@@ -9,6 +9,10 @@ import jax
 import jax.numpy as jnp
 import mctx
 
+import envs
+from envs import evaluators
+from networks import MLP, MLPEval, init_params
+
 
 def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
   """Calls `fn` once to compile it (the warm-up, kept out of the median), then
@@ -75,22 +79,19 @@ def profiled_game(game: str, batch: int):
 
   Args:
     game: "connect4" (the MLP(128, 128), random weights) or a Nim env id
-      (`mcgs_vs_mcts.NoisyNimEval`, no params).
+      (`envs.evaluators.NoisyNimEval`, no params).
     batch: B.
 
   Returns:
     (env, state [B], params, eval_fn).
   """
-  import envs   # pylint: disable=import-outside-toplevel
   state_rng = jax.random.PRNGKey(0)
   env = envs.make(game)
   state = env.init(state_rng, batch_size=batch)
   if game == "connect4":
-    from networks import MLP, MLPEval, init_params   # pylint: disable=import-outside-toplevel
     network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
     return env, state, init_params(network, state_rng, state.observation), MLPEval(network)
-  from experiments import mcgs_vs_mcts   # pylint: disable=import-outside-toplevel
-  return env, state, None, mcgs_vs_mcts.NoisyNimEval(env)
+  return env, state, None, evaluators.NoisyNimEval(env)
 
 
 def evaluator_name(game: str) -> str:

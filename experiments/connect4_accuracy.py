@@ -36,7 +36,6 @@ same number of simulations.
 """
 
 import argparse
-import dataclasses
 import functools
 import math
 import pathlib
@@ -52,8 +51,8 @@ import numpy as np
 import envs
 import mcgs_jax
 from envs import connect4
+from envs import pons
 from experiments import benchlib
-from experiments import pons_data
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 SEARCHES = ("mcgs", "tree", "katago", "mctx", "openspiel")
@@ -93,26 +92,6 @@ FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
           "nodes")
 
 
-@dataclasses.dataclass(frozen=True)
-class Position:
-  """A position and the exact score of each column (None: full column)."""
-  moves: str
-  column_scores: tuple   # seven ints or None, from the opponent's view after the move
-
-  @property
-  def score(self) -> int:
-    """Pons score for the side to move."""
-    return -min(v for v in self.column_scores if v is not None)
-
-  def preserves(self, column: int) -> bool:
-    value = self.column_scores[column]
-    return value is not None and np.sign(-value) == np.sign(self.score)
-
-  def is_optimal(self, column: int) -> bool:
-    value = self.column_scores[column]
-    return value is not None and -value == self.score
-
-
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
   """Wilson score interval of a binomial proportion."""
   if n == 0:
@@ -123,68 +102,13 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
   return max(0.0, centre - half), min(1.0, centre + half)
 
 
-# ------------------------------------------------------------------ positions
-
-
-def parse_columns_line(line: str) -> Position:
-  return Position(*pons_data.parse_columns_line(line))
-
-
-def load_set(name: str, limit: int | None = None) -> list[Position]:
-  """Positions of a Pons set (e.g. "L2_R1") with scores from its `_columns` file."""
-  return [Position(*row) for row in pons_data.read_columns(name, limit)]
-
-
-def label(moves: str) -> Position:
-  """Scores every column with the project's exact solver."""
-  # Imported here: numba compiles the solver on first use.
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
-  return Position(moves, tuple(connect4_solver.solve_columns(moves)))
-
-
-def load_positions(path: str, limit: int | None = None) -> list[Position]:
-  """A file of `MOVES [anything]` lines (e.g. a Pons `Test_*` file), labelled
-  by the solver; `MOVES v1,...,v7` lines are taken as they are."""
-  positions = []
-  for line in pathlib.Path(path).read_text().splitlines()[:limit]:
-    parts = line.split()
-    if not parts:
-      continue
-    if len(parts) == 2 and "," in parts[1]:
-      positions.append(parse_columns_line(line))
-    else:
-      positions.append(label(parts[0]))
-  return positions
-
-
-def generate(count: int, min_stones: int, max_stones: int, seed: int) -> list[Position]:
-  """Random-play positions with `min_stones..max_stones` stones, not over and
-  without an immediate win for the side to move (those are trivial), labelled
-  by the solver."""
-  rng = np.random.default_rng(seed)
-  positions, seen = [], set()
-  while len(positions) < count:
-    target = int(rng.integers(min_stones, max_stones + 1))
-    moves = ""
-    while len(moves) < target:
-      # Python-int bitboards: no device round trip per move.
-      _, mask, _, _ = connect4.play_moves(moves)
-      top = connect4.NUM_ROWS - 1
-      legal = [c for c in range(connect4.NUM_COLS)
-               if not mask >> (c * (connect4.NUM_ROWS + 1) + top) & 1]
-      candidate = moves + str(int(rng.choice(legal)) + 1)
-      _, _, ply, won = connect4.play_moves(candidate)
-      if won or ply == connect4.NUM_CELLS:
-        break
-      moves = candidate
-    if len(moves) != target or moves in seen:
-      continue
-    position = label(moves)
-    if position.score == 22 - (len(moves) // 2 + 1):   # wins on this move
-      continue
-    seen.add(moves)
-    positions.append(position)
-  return positions
+# Positions with exact scores: `envs.pons` (kept here under their old names).
+Position = pons.Position
+parse_columns_line = pons.parse_columns_line
+load_set = pons.load_set
+label = pons.label
+load_positions = pons.load_positions
+generate = pons.generate
 
 
 # ------------------------------------------------------------------- searches
@@ -356,7 +280,7 @@ def main(argv=None):
     suites = {f"random{low}-{high}": generate(args.generate, low, high, args.seed)}
     if args.positions_out:
       pathlib.Path(args.positions_out).write_text("".join(
-          pons_data.format_columns_line(p.moves, p.column_scores) + "\n"
+          pons.format_columns_line(p.moves, p.column_scores) + "\n"
           for p in next(iter(suites.values()))))
   elif args.positions:
     suites = {pathlib.Path(args.positions).name: load_positions(args.positions, args.limit)}

@@ -3,6 +3,7 @@
   python -m experiments.diagnosis run base gumbel32 explore   # resumable
   python -m experiments.diagnosis run --all --budget 1200
   python -m experiments.diagnosis summarize                   # CSVs, table, plots
+  python -m experiments.diagnosis final-eval                  # last snapshots, 1000 positions
   python -m experiments.diagnosis list
 
 Every variant starts from `BASE` (the settings of the Connect-4 agent shipped
@@ -36,6 +37,12 @@ import shutil
 import subprocess
 import sys
 
+import jax
+
+from learning import checkpoint
+from learning import config as config_lib
+from learning import evaluation
+
 ROOT = "runs/diagnosis"
 DOCS = "docs/learning/diagnosis"
 SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
@@ -61,8 +68,9 @@ VARIANTS = {
                 dict(temperature_moves=42, opening_plies=4)),
     "value_mix": ("value target 0.5 outcome + 0.5 search root value",
                   dict(outcome_weight=0.5)),
-    "lr_decay": ("cosine learning-rate decay to 1e-4 over 5000 updates",
-                 dict(decay_updates=5000)),
+    # 1700 updates: what base makes in its budget (53 iterations of 32).
+    "lr_decay": ("cosine learning-rate decay to 1e-4 over the run (1700 updates)",
+                 dict(decay_updates=1700)),
     "replay_2x": ("twice the updates per iteration (replay ratio x2)",
                   dict(updates_per_iteration=64)),
     "window_30k": ("replay window 30k examples instead of 100k",
@@ -82,6 +90,9 @@ VARIANTS = {
     # Not single changes: the changes that helped, together.
     "combo_a": ("value_mix + openings_16 + solver",
                 dict(outcome_weight=0.5, opening_plies=16, solver=True)),
+    "combo_b": ("gumbel32 + value_mix + games open with 0-8 random moves",
+                dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
+                     opening_plies=8)),
 }
 
 
@@ -194,20 +205,71 @@ def _plot(curves: dict, docs: str) -> None:
     plt.close(figure)
 
 
+def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[dict]:
+  """Each finished variant's last snapshot on `positions` positions per set.
+
+  The curves use 100 positions per set (about +-4 points per set); the
+  table's last column rests on this larger evaluation, the same 200-
+  simulation PUCT search and raw policy. Rows are appended to
+  `docs/final_eval.csv` (a rerun skips the variants already there).
+  """
+  path = os.path.join(docs, "final_eval.csv")
+  done = {}
+  if os.path.exists(path):
+    done = {r["variant"]: r for r in read_rows(path)}
+  rows = list(done.values())
+  for name in names or VARIANTS:
+    directory = os.path.join(root, name)
+    metrics = os.path.join(directory, "metrics.csv")
+    if name in done or not os.path.exists(metrics):
+      continue
+    evals = evaluations(read_rows(metrics))
+    if not evals:
+      continue
+    iteration = int(evals[-1]["iteration"])
+    config = config_lib.replace(
+        config_lib.TrainConfig.from_json(config_lib.load_json(os.path.join(directory, "config.json"))),
+        eval_positions=positions)
+    env, network, eval_fn = checkpoint.build_network(config)
+    variables = checkpoint.read_variables(
+        evaluation.snapshot_path(directory, iteration),
+        checkpoint.init_variables(network, env, jax.random.PRNGKey(0)))
+    figures = evaluation.ground_truth_figures(env, eval_fn, variables, jax.random.PRNGKey(0),
+                                              config)
+    row = dict(variant=name, iteration=iteration, cpu_s=evals[-1]["cpu_s"], positions=positions)
+    for kind in ("search", "policy"):
+      errors = [figures[f"{kind}_c4_error_{s}"] for s in SETS]
+      row.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
+      row[f"{kind}_mean"] = sum(errors) / len(errors)
+    rows.append(row)
+    print(f"{name}: search mean {100 * row['search_mean']:.1f}%, policy mean "
+          f"{100 * row['policy_mean']:.1f}% ({positions} positions per set)", flush=True)
+    os.makedirs(docs, exist_ok=True)
+    with open(path, "w", newline="") as f:
+      writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+      writer.writeheader()
+      writer.writerows(rows)
+  return rows
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("command", choices=("run", "summarize", "list"))
+  parser.add_argument("command", choices=("run", "summarize", "list", "final-eval"))
   parser.add_argument("variants", nargs="*", help="variant names (run)")
   parser.add_argument("--all", action="store_true", help="run every variant, in order")
   parser.add_argument("--budget", type=float, default=1200.0,
                       help="cpu_s per run, seconds (default 1200)")
   parser.add_argument("--root", default=ROOT, help=f"run directories (default {ROOT})")
   parser.add_argument("--docs", default=DOCS, help=f"summary output (default {DOCS})")
+  parser.add_argument("--positions", type=int, default=1000,
+                      help="final-eval: positions per Pons set (default all 1000)")
   args = parser.parse_args(argv)
   if args.command == "list":
     for name, (description, changes) in VARIANTS.items():
       print(f"{name:12s} {description}: {json.dumps(changes)}")
+  elif args.command == "final-eval":
+    final_evaluation(args.root, args.docs, args.positions, args.variants or None)
   elif args.command == "run":
     names = list(VARIANTS) if args.all else args.variants
     if not names:
@@ -216,25 +278,37 @@ def main(argv=None):
       config_of(name)
     run(names, args.budget, args.root)
   else:
-    print(markdown_table(summarize(args.root, args.docs)))
+    final_path = os.path.join(args.docs, "final_eval.csv")
+    final = read_rows(final_path) if os.path.exists(final_path) else None
+    print(markdown_table(summarize(args.root, args.docs), final))
 
 
-def markdown_table(summary: list[dict]) -> str:
-  """The summary as a Markdown table: per variant the search's error rates on
-  the six sets at the last evaluation, their mean (and the mean of the last
-  two evaluations, less noisy), the change from base, the raw policy's mean."""
-  base = next((e for e in summary if e["variant"] == "base"), None)
-  lines = ["| variant | change | positions | network evals | search error % (6 sets) | "
-           "mean | last two | vs base | policy mean |",
+def markdown_table(summary: list[dict], final: list[dict] | None = None) -> str:
+  """The summary as a Markdown table.
+
+  Per variant: positions and network evaluations in the budget; from
+  `final` (`final_evaluation`'s rows, 1000 positions per set) the search's
+  error rates on the six sets, their mean and its change from base, and the
+  raw policy's mean; the mean of the last two 100-position evaluations of
+  the curve beside them.
+  """
+  final = {r["variant"]: r for r in final or []}
+  base = final.get("base")
+  lines = ["| variant | change | positions | network evals | search error % (6 sets, "
+           "1000 each) | mean | vs base | policy mean | curve: last two |",
            "|---|---|---|---|---|---|---|---|---|"]
   for e in summary:
-    delta = ("" if base is None or e is base else
-             f"{100 * (e['search_mean_last2'] - base['search_mean_last2']):+.1f}")
-    errors = "/".join(f"{100 * e[f'search_{s}']:.0f}" for s in SETS)
+    f = final.get(e["variant"])
+    if f is None:
+      errors = mean = delta = policy = "-"
+    else:
+      errors = "/".join(f"{100 * f[f'search_{s}']:.1f}" for s in SETS)
+      mean, policy = f"{100 * f['search_mean']:.1f}", f"{100 * f['policy_mean']:.1f}"
+      delta = ("" if base is None or f is base else
+               f"{100 * (f['search_mean'] - base['search_mean']):+.1f}")
     lines.append(f"| {e['variant']} | {e['change']} | {e['positions'] / 1000:.0f}k | "
-                 f"{e['nn_evals'] / 1e6:.1f}M | {errors} | {100 * e['search_mean']:.1f} | "
-                 f"{100 * e['search_mean_last2']:.1f} | {delta} | "
-                 f"{100 * e['policy_mean_last2']:.1f} |")
+                 f"{e['nn_evals'] / 1e6:.1f}M | {errors} | {mean} | {delta} | {policy} | "
+                 f"{100 * e['search_mean_last2']:.1f} |")
   return "\n".join(lines)
 
 

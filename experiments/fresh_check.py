@@ -6,7 +6,7 @@
 Training is measured on Pons' six sets; this check guards against tuning to
 them. For a seed it draws random-play positions in two bands, "early-middle"
 (8-14 stones) and "middle" (15-24 stones), none over and none with an
-immediate win for the side to move (`connect4_accuracy.generate`), and labels
+immediate win for the side to move (`envs.pons.generate`), and labels
 every column with the exact solver (`envs.connect4_solver`; the labelled sets
 are cached in `results/`). Each agent (a run directory or shipped agent:
 its network with a `--simulations` PUCT MCGS, no noise, and its raw policy)
@@ -29,23 +29,24 @@ import numpy as np
 import envs
 import mcgs_jax
 from envs import connect4
+from envs import pons
 from experiments import connect4_accuracy as accuracy
-from experiments import train
 from learning import agents
+from learning import checkpoint
 
 BANDS = {"early-middle": (8, 14), "middle": (15, 24)}
 CACHE = pathlib.Path("results")
 
 
-def labelled_positions(band: str, count: int, seed: int) -> list[accuracy.Position]:
+def labelled_positions(band: str, count: int, seed: int) -> list[pons.Position]:
   """`count` solved positions of `band`, cached in results/fresh_<band>_<count>_<seed>.txt."""
   low, high = BANDS[band]
   path = CACHE / f"fresh_{band}_{count}_{seed}.txt"
   if path.exists():
-    return accuracy.load_positions(str(path))
-  positions = accuracy.generate(count, low, high, seed + low)
+    return pons.load_positions(str(path))
+  positions = pons.generate(count, low, high, seed + low)
   CACHE.mkdir(exist_ok=True)
-  path.write_text("".join(accuracy.pons_data.format_columns_line(p.moves, p.column_scores) + "\n"
+  path.write_text("".join(pons.format_columns_line(p.moves, p.column_scores) + "\n"
                           for p in positions))
   return positions
 
@@ -60,7 +61,7 @@ def contestants(agent_dirs, simulations: int, reference_simulations: int):
   env = envs.make("connect4")
   out = []
   for directory in agent_dirs:
-    agent_env, eval_fn, params = train.load_agent(directory)
+    agent_env, eval_fn, params = checkpoint.load_agent(directory)
     config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=3 * (simulations + 1),
                                    check_evaluator=True)
     name = os.path.normpath(directory)

@@ -73,13 +73,13 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-imp
 
 import envs  # pylint: disable=g-import-not-at-top,wrong-import-position
 import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import bits  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import benchlib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import pons_data  # pylint: disable=g-import-not-at-top,wrong-import-position
+from envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -120,36 +120,8 @@ ACCURACY_FIELDS = ("set", "network", "search", "budget", "positions", "preservin
 # ----------------------------------------------------------------- evaluators
 
 
-@dataclasses.dataclass(frozen=True)
-class NoisyNimEval:
-  """An imperfect Nim network: the exact value, halved, plus a fixed offset
-  per position, and pseudo-random prior logits (deterministic per position,
-  like a network, so transpositions see equal outputs).
-
-  value = clip(exact / 2 + noise * u(key), -1, 1), u uniform in [-1, 1);
-  logits = logit_noise * u_a(key), one draw per action.
-
-  Attributes:
-    env: the Nim env (for the exact value).
-    noise: the offset's half-width; above 0.5 some values get the wrong sign.
-    logit_noise: the logits' half-width (0: a uniform prior).
-    seed: varies the offsets.
-  """
-  env: nim.Nim
-  noise: float = 0.8
-  logit_noise: float = 1.0
-  seed: int = 0
-
-  def __call__(self, params, rng, state):
-    _, exact = nim.ExactEval(self.env)(params, rng, state)
-    key = state.key
-    h = bits.mix32(key[..., 0] ^ bits.mix32(key[..., 1] + jnp.uint32(0x9E3779B9 + self.seed)))
-    offset = (h & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
-    value = jnp.clip(0.5 * exact + self.noise * offset, -1.0, 1.0)
-    value = jnp.where(state.terminated, 0.0, value)
-    salts = jnp.arange(1, self.env.num_actions + 1, dtype=jnp.uint32) * jnp.uint32(0x632BE5AB)
-    draws = (bits.mix32(h[..., None] + salts) & 0xFFFF).astype(jnp.float32) / 32768.0 - 1.0
-    return self.logit_noise * draws, value
+# The Nim evaluator of these matches lives with the other evaluators.
+NoisyNimEval = evaluators.NoisyNimEval
 
 
 def wrong_sign_fraction(env: nim.Nim, eval_fn: Any) -> float:
@@ -196,7 +168,7 @@ def connect4_openings(count: int, max_score: int = 2, set_name: str = "L1_R3") -
   """Move strings of the first `count` positions of a Pons set whose exact
   score (Pons' scale, for the side to move) is within +-max_score."""
   chosen = []
-  for moves, scores in pons_data.read_columns(set_name):
+  for moves, scores in pons.read_columns(set_name):
     if abs(-min(v for v in scores if v is not None)) <= max_score:
       chosen.append(moves)
     if len(chosen) == count:

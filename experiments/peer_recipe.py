@@ -33,7 +33,7 @@ training only) and, every `--eval-every` iterations, the same Pons error rates
 as our runs (`learning.evaluation.ground_truth_figures`: raw policy and a
 200-simulation PUCT search of this package on the first `--eval-positions`
 positions of each set). `DIR/config.json` and `DIR/agent.msgpack` make the
-directory loadable by `experiments.train.load_agent` (arena, play).
+directory loadable by `learning.checkpoint.load_agent` (arena, play).
 """
 
 import argparse
@@ -43,7 +43,6 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -54,10 +53,10 @@ import pgx
 import pgx.experimental
 
 import networks
-from experiments import train
 from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
 from learning import evaluation
+from learning import loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +192,7 @@ class PeerRun:
   def __init__(self, directory: str, config: PeerConfig):
     self.directory, self.config = directory, config
     self.train_config = config.train_config()
-    self.env, self.network, self.eval_fn = train.build_network(self.train_config)
+    self.env, self.network, self.eval_fn = checkpoint_lib.build_network(self.train_config)
     self.optimizer = optax.adam(learning_rate=config.learning_rate)
     os.makedirs(directory, exist_ok=True)
     self._write_config()
@@ -209,11 +208,11 @@ class PeerRun:
             f"{directory} was started with another peer config: use a new --out")
       self.rows = meta["rows"]
       # The CSV may hold a row whose checkpoint never completed.
-      train.write_metrics(os.path.join(directory, train.METRICS), self.rows)
+      loop.write_metrics(os.path.join(directory, loop.METRICS), self.rows)
 
   def _write_config(self):
     for name, data in (("peer_config.json", _to_json(self.config)),
-                       (train.CONFIG, self.train_config.to_json())):
+                       (checkpoint_lib.CONFIG, self.train_config.to_json())):
       path = os.path.join(self.directory, name)
       if os.path.exists(path):
         with open(path) as f:
@@ -227,7 +226,7 @@ class PeerRun:
 
   def initial_state(self) -> dict:
     rng = jax.random.PRNGKey(self.config.seed)
-    variables = train.init_variables(self.network, self.env, jax.random.fold_in(rng, 0))
+    variables = checkpoint_lib.init_variables(self.network, self.env, jax.random.fold_in(rng, 0))
     return dict(iteration=jnp.int32(0), rng=rng, variables=variables,
                 opt_state=self.optimizer.init(variables["params"]), wall_s=jnp.float32(0.0),
                 cpu_s=jnp.float32(0.0), frames=jnp.int32(0))
@@ -275,8 +274,8 @@ class PeerRun:
                               for k, v in row.items()}]
     self.checkpoints.save(iteration, self.state, dict(peer_config=_to_json(config),
                                                       rows=self.rows))
-    train.write_metrics(os.path.join(self.directory, train.METRICS), self.rows)
-    checkpoint_lib.write_variables(os.path.join(self.directory, train.AGENT),
+    loop.write_metrics(os.path.join(self.directory, loop.METRICS), self.rows)
+    checkpoint_lib.write_variables(os.path.join(self.directory, checkpoint_lib.AGENT),
                                    self.state["variables"])
     return self.rows[-1]
 

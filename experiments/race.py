@@ -25,11 +25,12 @@ import sys
 import jax
 
 from experiments import arena as arena_cli
-from experiments import train
 from learning import agents
 from learning import arena as arena_lib
+from learning import checkpoint
 from learning import evaluation
 from learning import ground_truth
+from learning import loop
 from mcgs_jax import config as search_config_lib
 
 SETS = tuple(ground_truth.C4_SETS)
@@ -38,7 +39,7 @@ BASELINE = "rollout"
 
 def curve_rows(directory: str, agent: str) -> list[dict]:
   """The evaluated rows of a run's metrics, in the race CSV's columns."""
-  with open(os.path.join(directory, train.METRICS), newline="") as f:
+  with open(os.path.join(directory, loop.METRICS), newline="") as f:
     rows = list(csv.DictReader(f))
   out = []
   for row in rows:
@@ -88,7 +89,7 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
   """Plays the pairings not yet in race_games.csv; writes race_elo.csv."""
   players = {}
   for name, directory in (("ours", ours), ("peer", peer)):
-    env, eval_fn, params = train.load_agent(directory)
+    env, eval_fn, params = checkpoint.load_agent(directory)
     config = search_config_lib.SearchConfig(
         num_simulations=simulations, backup="mcgs", max_nodes=3 * (simulations + 1),
         check_evaluator=True)

@@ -20,7 +20,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import benchlib
-from experiments import pons_data
+from envs import pons
 from mcgs_jax import graph as graph_lib
 
 SIGN = {graph_lib.WIN: 1, graph_lib.LOSS: -1, graph_lib.DRAW: 0}
@@ -29,7 +29,7 @@ FIELDS = ("set", "sims", "positions", "proven", "proven_share", "wrong_proofs", 
 
 
 def check(set_name: str, sims: int, limit: int | None, batch: int) -> dict:
-  rows = pons_data.read_columns(set_name, limit)
+  rows = pons.read_columns(set_name, limit)
   env = envs.make("connect4")
   config = mcgs_jax.SearchConfig(num_simulations=sims, solver=True)
   search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=envs.rollout_eval(env),

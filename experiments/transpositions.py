@@ -17,16 +17,16 @@ import jax.numpy as jnp
 import envs
 import mcgs_jax
 from experiments import benchlib
-from experiments import pons_data
+from envs import pons
 from networks import MLP, MLPEval, init_params
 
 MODES = ("tree", "tt_cache", "mcgs", "katago")
 
 
 def connect4_positions(count):
-  if not pons_data.path("L2_R1").exists():
+  if not pons.path("L2_R1").exists():
     return []
-  return [moves for moves, _ in pons_data.read_scores("L2_R1", count)]
+  return [moves for moves, _ in pons.read_scores("L2_R1", count)]
 
 
 def workloads():

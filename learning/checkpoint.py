@@ -28,6 +28,11 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+import envs
+import networks
+from learning import config as config_lib
+from mcgs_jax import dual
+
 
 class CheckpointError(RuntimeError):
   """A checkpoint that exists but cannot be used."""
@@ -272,3 +277,71 @@ def read_variables(path: str, template: Any) -> Any:
   if _describe(variables) != _describe(template):
     raise CheckpointError(f"{path} does not match the network it is loaded into")
   return variables
+
+
+# -- trained agents: a run directory's (or a shipped agent's) network -------
+
+AGENT = "agent.msgpack"
+CONFIG = "config.json"
+
+
+def build_network(config: config_lib.TrainConfig):
+  """The env, network and evaluator of a training config.
+
+  Args:
+    config: the TrainConfig.
+
+  Returns:
+    (env, network, eval_fn): a `dual.DualEval` of the two heads for the
+    'dual' / 'mpv' searches, a `networks.NetworkEval` otherwise.
+  """
+  env = envs.make(config.env)
+  network = networks.make(config.network, env, **config.network_options())
+  if config.search in config_lib.TWO_SEARCHES:
+    eval_fn = dual.DualEval(small=networks.NetworkEval(network, env, head="small"),
+                            large=networks.NetworkEval(network, env, head="large"))
+  else:
+    eval_fn = networks.NetworkEval(network, env)
+  return env, network, eval_fn
+
+
+def init_variables(network, env, rng):
+  """Fresh variables of `network` for `env`'s observations.
+
+  Args:
+    network: the flax module.
+    env: the env.
+    rng: a PRNG key.
+
+  Returns:
+    The variables dict ('params', and 'batch_stats' where the network has
+    BatchNorm).
+  """
+  observation = env.observe(env.init(jax.random.PRNGKey(0), batch_size=1))
+  return networks.init(network, rng, observation)
+
+
+def load_agent(directory: str):
+  """The trained agent of the run (or shipped agent) in `directory`.
+
+  Args:
+    directory: holds `config.json` and `agent.msgpack`.
+
+  Returns:
+    (env, eval_fn, params), ready for
+    `mcgs_jax.search(params, rng, state, env, eval_fn, config)`.
+
+  Raises:
+    FileNotFoundError: either file is missing.
+    CheckpointError: the weights do not fit the config's network.
+  """
+  config_path = os.path.join(directory, CONFIG)
+  agent_path = os.path.join(directory, AGENT)
+  for path in (config_path, agent_path):
+    if not os.path.exists(path):
+      raise FileNotFoundError(f"{path} not found: {directory} holds no trained agent")
+  config = config_lib.TrainConfig.from_json(config_lib.load_json(config_path))
+  env, network, eval_fn = build_network(config)
+  params = read_variables(
+      agent_path, init_variables(network, env, jax.random.PRNGKey(0)))
+  return env, eval_fn, params

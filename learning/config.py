@@ -12,6 +12,7 @@ from typing import Any
 
 import mcgs_jax
 from mcgs_jax import config as search_config_lib
+from mcgs_jax import dual
 from learning import selfplay
 from learning import trainer
 
@@ -218,8 +219,6 @@ class TrainConfig:
     Returns:
       The DualConfig of the small and the large search.
     """
-    from mcgs_jax import dual  # pylint: disable=g-import-not-at-top
-
     def one(simulations):
       return mcgs_jax.SearchConfig(
           num_simulations=simulations, backup=self.dual_backup, c_init=self.c_init,

@@ -1,6 +1,7 @@
 """Evaluation while training: exact ground truth and the arena.
 
-Every `eval_every` iterations `experiments.train` calls `evaluate_run`, which
+Every `eval_every` iterations the training loop (`learning.loop`) calls
+`evaluate_iteration`, which
 
 * measures the raw policy (argmax of the prior over legal moves) and a
   fixed-budget search (`eval_simulations`, no root noise) against exact
@@ -89,42 +90,48 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
   return figures
 
 
-def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
-  """The evaluation columns of a training run at `iteration`.
+def evaluate_iteration(config, env, eval_fn, variables, rng, iteration: int, *, directory: str,
+                       rows: list[dict], arena_records: list[tuple]
+                       ) -> tuple[dict[str, float], list[tuple]]:
+  """The evaluation figures of a training run's network at `iteration`.
 
-  Also saves the snapshot and updates `run.arena_records` (saved with the
-  checkpoint).
+  Also saves the network as the snapshot of `iteration`.
 
   Args:
-    run: an `experiments.train.Run` (config, env, eval_fn, state, rows,
-      directory, arena_records).
+    config: the run's TrainConfig.
+    env: the env.
+    eval_fn: the network's eval_fn.
+    variables: the network variables (on the host).
     rng: a PRNG key.
     iteration: the training iteration.
+    directory: the run directory (snapshots).
+    rows: the metrics rows so far (the previous snapshot is the last row
+      with "snapshot").
+    arena_records: the arena games so far, (a, b, score of a in [0, 1]).
 
   Returns:
-    The row of figures: ground truth, `snapshot`, and with arena games the
-    arena scores and Elo columns (module docstring).
+    (row, arena_records): the figures (module docstring: ground truth,
+    `snapshot`, and with arena games the arena scores and Elo columns) and
+    the arena records with this evaluation's games added.
   """
-  config, env, eval_fn = run.config, run.env, run.eval_fn
-  variables = jax.device_get(run.state["variables"])
   truth_rng, arena_rng = jax.random.split(rng)
   row = ground_truth_figures(env, eval_fn, variables, truth_rng, config)
-  previous = [r["iteration"] for r in run.rows if "snapshot" in r]
-  save_snapshot(run.directory, iteration, variables)
+  previous = [r["iteration"] for r in rows if "snapshot" in r]
+  save_snapshot(directory, iteration, variables)
   row["snapshot"] = 1
   if config.arena_games <= 0:
-    return row
+    return row, list(arena_records)
   search_config = config.search_config(config.arena_simulations, noise=False)
   current = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
                                config=search_config, name=f"iteration {iteration}")
   baseline = agents.rollout_baseline(env, config.baseline_simulations)
-  records = list(run.arena_records)
+  records = list(arena_records)
   result = arena.play_games(env, current, baseline, jax.random.fold_in(arena_rng, 0),
                             config.arena_games)
   row["arena_baseline_score"] = (result.mean_score + 1) / 2
   records += [(iteration, BASELINE, (float(s) + 1) / 2) for s in result.scores]
   if previous:
-    prev_variables = checkpoint.read_variables(snapshot_path(run.directory, previous[-1]),
+    prev_variables = checkpoint.read_variables(snapshot_path(directory, previous[-1]),
                                               variables)
     prev = agents.SearchAgent(env=env, eval_fn=eval_fn, params=prev_variables,
                               config=search_config, name=f"iteration {previous[-1]}")
@@ -132,12 +139,11 @@ def evaluate_run(run, rng, iteration: int) -> dict[str, float]:
                               config.arena_games)
     row["arena_prev_score"] = (result.mean_score + 1) / 2
     records += [(iteration, previous[-1], (float(s) + 1) / 2) for s in result.scores]
-  run.arena_records = records
   ratings, names = ladder(records)
   index = names.index(iteration)
   row.update(elo=float(ratings.elo[index]), elo_low=float(ratings.lower[index]),
              elo_high=float(ratings.upper[index]))
-  return row
+  return row, records
 
 
 def ladder(records, baseline: Any = BASELINE) -> tuple[elo.Ratings, list]:

@@ -7,7 +7,7 @@ the position's (a won position stays won, a drawn one drawn; in a lost
 position every legal move does).
 
 Connect-4: Pascal Pons' test sets with the exact score of every column
-(`experiments.pons_data`, read from its `DATA_DIR`). A move is an *error*
+(`envs.pons`, read from its `DATA_DIR`). A move is an *error*
 when it does not preserve the position's outcome (win, draw or loss), as in
 AlphaZero.jl's Pons benchmark; in a lost position no legal move is an
 error. The error rate is 1 - the 'outcome-preserving' rate of
@@ -34,6 +34,7 @@ from envs import connect4
 from envs import exhaustive
 from envs import hsr
 from envs import nim
+from envs import pons
 from envs import tictactoe
 from learning import agents as agents_lib
 
@@ -120,14 +121,12 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
 
   Returns:
     {'c4_error_<set>': share of moves that lose the position's outcome}. A
-    set whose file is missing (not under `experiments.pons_data.DATA_DIR`)
+    set whose file is missing (not under `envs.pons.DATA_DIR`)
     is left out with a warning.
 
   Raises:
     ValueError: an unknown set name, or `positions_per_set` < 1.
   """
-  # Imported here: the accuracy benchmark pulls in mctx and the benchmark helpers.
-  from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top
   for name in sets:
     if name.removeprefix("Test_") not in C4_SETS:
       raise ValueError(f"unknown Pons set {name!r}; known: {', '.join(C4_SETS)}")
@@ -137,7 +136,7 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
   for index, name in enumerate(sets):
     name = name.removeprefix("Test_")
     try:
-      positions = connect4_accuracy.load_set(name, positions_per_set)
+      positions = pons.load_set(name, positions_per_set)
     except FileNotFoundError as error:
       warnings.warn(f"Connect-4 set {name} skipped: {error}")
       continue

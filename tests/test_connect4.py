@@ -10,7 +10,7 @@ import pytest
 
 from envs import bits
 from envs import connect4
-from experiments import pons_data
+from envs import pons
 
 ENV = connect4.Connect4()
 PGX = pgx.make("connect_four")
@@ -279,9 +279,9 @@ def test_step_on_terminated_is_noop():
 
 
 def test_pons_positions_parse():
-  if not pons_data.path("L3_R1").exists():
-    pytest.skip(f"{pons_data.DATA_DIR} not found")
-  rows = pons_data.read_scores("L3_R1", 100)
+  if not pons.path("L3_R1").exists():
+    pytest.skip(f"{pons.DATA_DIR} not found")
+  rows = pons.read_scores("L3_R1", 100)
   assert len(rows) == 100
   for moves, _ in rows:
     state = connect4.from_moves(moves)

@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from envs import connect4_solver
-from experiments import pons_data
+from envs import pons
 
-SETS = tuple(f"Test_{name}" for name in pons_data.SETS)
+SETS = tuple(f"Test_{name}" for name in pons.SETS)
 # Positions per set in the fast tests. Test_L1_R2 takes ~0.15 s a position and
 # Test_L1_R3 ~10 s, so those get only their lightest few.
 FAST_SAMPLE = {"Test_L3_R1": 20, "Test_L2_R1": 20, "Test_L2_R2": 15,
@@ -24,15 +24,15 @@ FAST_COLUMNS = {"Test_L3_R1": 5, "Test_L2_R1": 5, "Test_L2_R2": 3,
 
 
 def _scores(name: str) -> list[tuple[str, int]]:
-  if not pons_data.path(name).exists():
-    pytest.skip(f"benchmark data not found at {pons_data.DATA_DIR}")
-  return pons_data.read_scores(name)
+  if not pons.path(name).exists():
+    pytest.skip(f"benchmark data not found at {pons.DATA_DIR}")
+  return pons.read_scores(name)
 
 
 def _columns(name: str) -> list[tuple[str, list]]:
-  if not pons_data.path(name, columns=True).exists():
-    pytest.skip(f"benchmark data not found at {pons_data.DATA_DIR}")
-  return [(m, list(v)) for m, v in pons_data.read_columns(name)]
+  if not pons.path(name, columns=True).exists():
+    pytest.skip(f"benchmark data not found at {pons.DATA_DIR}")
+  return [(m, list(v)) for m, v in pons.read_columns(name)]
 
 
 def _sample(rows: list, count: int) -> list:

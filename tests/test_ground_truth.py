@@ -14,7 +14,7 @@ from envs import connect4_solver
 from envs import exhaustive
 from envs import nim
 from experiments import connect4_accuracy
-from experiments import pons_data
+from envs import pons
 from learning import agents
 from learning import ground_truth
 
@@ -37,7 +37,7 @@ class _LowestMoveSpy(agents.Agent):
 
 
 def _needs_pons_data():
-  if not pons_data.path("L3_R1", columns=True).exists():
+  if not pons.path("L3_R1", columns=True).exists():
     pytest.skip("../shared/data/connect4 not found")
 
 
@@ -168,7 +168,7 @@ def test_connect4_error_is_one_minus_the_benchmarks_preserving_rate():
 
 
 def test_missing_connect4_sets_are_skipped_with_a_warning(tmp_path, monkeypatch):
-  monkeypatch.setattr(pons_data, "DATA_DIR", tmp_path)
+  monkeypatch.setattr(pons, "DATA_DIR", tmp_path)
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     figures = ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L3_R1",))

@@ -8,6 +8,7 @@ import pytest
 
 import envs
 import mcgs_jax
+from envs import pons
 from experiments import mcgs_vs_mcts as mvm
 
 
@@ -141,7 +142,7 @@ def test_connect4_searches_spend_exactly_the_budget():
     # Openings with many moves left: every search spends the whole budget.
     np.testing.assert_array_equal(np.asarray(stats["nn_evals"]), budget)
   scores = [-min(v for v in s if v is not None)
-            for m, s in mvm.pons_data.read_columns("L1_R3") if m in
+            for m, s in pons.read_columns("L1_R3") if m in
             mvm.connect4_openings(2)]
   assert all(abs(s) <= 2 for s in scores)
 

@@ -16,7 +16,7 @@ from envs import nim as nim_lib
 from envs import tictactoe
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
-from experiments import pons_data
+from envs import pons
 from envs import exhaustive
 from tests import invariants
 from tests.fake_evals import HashEval
@@ -199,9 +199,9 @@ def test_connect4_proofs_match_exact_scores():
   """Pons' end-game set with random rollouts: every proven root has the sign
   of its exact score, and a proven win plays a winning move no slower than
   the proof says (end_in_ply bounds the exact distance from above)."""
-  if not pons_data.path("L3_R1", columns=True).exists():
-    pytest.skip(f"{pons_data.DATA_DIR} not found")
-  rows = pons_data.read_columns("L3_R1", limit=32)
+  if not pons.path("L3_R1", columns=True).exists():
+    pytest.skip(f"{pons.DATA_DIR} not found")
+  rows = pons.read_columns("L3_R1", limit=32)
   states = envs.stack([connect4.from_moves(moves) for moves, _ in rows])
   out = jax.device_get(_c4_search(1000)(None, jax.random.PRNGKey(0), states))
   proven = 0

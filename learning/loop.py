@@ -1,0 +1,370 @@
+"""The training loop: self-play, replay, update, checkpoint, evaluation.
+
+  run = Run(directory, config)       # builds a fresh state or resumes the newest checkpoint
+  row = run.step()                   # one iteration; returns its metrics row
+  run.close()
+
+`Run` holds the run's state (a dict of arrays, checkpointed as one pytree:
+`initial_state` lists its fields) and sequences the pure, jitted stages of
+`learning.selfplay`, `learning.replay` and `learning.trainer`; the
+evaluation is `learning.evaluation.evaluate_iteration`, which takes the
+network and the arena records and returns the figures and the new records.
+Every iteration is checkpointed (orbax) and appends one row to
+`DIR/metrics.csv`; a new `Run` on the same directory resumes from the last
+complete checkpoint (an unreadable newest step is moved aside and the one
+before is used), so a run killed at any moment loses or repeats no
+iteration, and the result equals an uninterrupted run. `experiments.train`
+is the command line around it.
+
+Outputs in DIR: config.json, metrics.csv, checkpoints/, agent.msgpack (the
+latest network, for `checkpoint.load_agent`), snapshots/ (the network at
+each evaluation, for the arena), plots/ and, with tensorboard, tb/.
+"""
+
+import csv
+import functools
+import json
+import os
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from learning import checkpoint as checkpoint_lib
+from learning import config as config_lib
+from learning import evaluation
+from learning import plots
+from learning import replay
+from learning import selfplay
+from learning import trainer
+from learning import warm_start
+from learning.checkpoint import AGENT, CONFIG, build_network, init_variables
+from networks import losses
+
+METRICS = "metrics.csv"
+
+_play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))
+_add = jax.jit(replay.add)
+_train = trainer.train   # a loop over jitted steps (see its docstring)
+
+@functools.lru_cache(maxsize=None)
+def _optimizer(learning_rate, weight_decay, kind, decay_updates=0):
+  # Cached: equal settings give the same (hashable) optimizer, so the jitted
+  # update is compiled once per process.
+  if decay_updates > 0:
+    learning_rate = optax.cosine_decay_schedule(learning_rate, decay_updates, alpha=0.1)
+  return losses.make_optimizer(learning_rate, weight_decay, kind=kind)
+
+
+# jax reports the seconds of every tracing, lowering and compilation.
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+_compile_seconds = [0.0]
+
+
+def _count_compile_time(event: str, duration: float, **unused_kwargs) -> None:
+  if event in _COMPILE_EVENTS:
+    _compile_seconds[0] += duration
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compile_time)
+
+
+def compile_seconds() -> float:
+  """Seconds this process has spent tracing and compiling jax programs.
+
+  Returns:
+    float, from jax's monitoring events since the module was imported.
+  """
+  return _compile_seconds[0]
+
+
+class CheckpointFallbackWarning(UserWarning):
+  """An unreadable checkpoint step was moved aside; the run resumed from an
+  earlier one."""
+
+
+def write_metrics(path: str, rows: list[dict]) -> None:
+  """Rewrites the CSV from all rows (atomic), columns in order of appearance.
+
+  Args:
+    path: the CSV file.
+    rows: the metrics rows (dicts).
+  """
+  fields = []
+  for row in rows:
+    fields += [k for k in row if k not in fields]
+  tmp = path + ".tmp"
+  with open(tmp, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+  os.replace(tmp, path)
+
+
+def _round(value):
+  if isinstance(value, float):
+    return float(f"{value:.6g}")
+  return value
+
+
+class Run:
+  """A training run in `directory`: builds or restores its state, then steps."""
+
+  def __init__(self, directory: str, config: config_lib.TrainConfig, tensorboard: bool = False):
+    self.directory = directory
+    self.config = config
+    self.env, self.network, self.eval_fn = build_network(config)
+    devices = jax.device_count()
+    for name in ("games", "batch_size"):
+      if getattr(config, name) % devices:
+        raise ValueError(f"{name}={getattr(config, name)} must be a multiple of the "
+                         f"{devices} devices")
+    self.mesh = trainer.make_mesh() if devices > 1 else None
+    self.optimizer = _optimizer(config.learning_rate, config.weight_decay, config.optimizer,
+                                config.decay_updates)
+    self.tensorboard = tensorboard
+    self._bind_steps()
+    os.makedirs(directory, exist_ok=True)
+    self._write_config()
+    self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
+                                                   max_to_keep=config.keep_checkpoints)
+    try:
+      self.state, self.rows = self._start()
+    except BaseException:
+      # An open checkpoint manager left to the interpreter's exit prints
+      # tracebacks of its closed event loop after the real error.
+      self.checkpoints.close()
+      raise
+
+  # -- the jitted steps, bound to this run (module-level jits: runs in one
+  # process share their compilations) ------------------------------------
+  def _bind_steps(self):
+    config = self.config
+    self._play = functools.partial(
+        _play, env=self.env, eval_fn=self.eval_fn, config=config.selfplay_config(),
+        num_moves=config.moves_per_iteration)
+    self._add = _add
+    self._train = functools.partial(
+        _train, network=self.network, optimizer=self.optimizer,
+        loss_config=trainer.LossConfig(kind=config.loss), env=self.env,
+        batch_size=config.batch_size, num_updates=config.updates_per_iteration,
+        augment=config.augment, mesh=self.mesh)
+
+  def _write_config(self):
+    path = os.path.join(self.directory, CONFIG)
+    if os.path.exists(path):
+      if config_lib.TrainConfig.from_json(config_lib.load_json(path)) != self.config:
+        raise checkpoint_lib.CheckpointError(
+            f"{path} holds another config than this run's: use a new directory")
+      return
+    with open(path + ".tmp", "w") as f:
+      json.dump(self.config.to_json(), f, indent=2)
+    os.replace(path + ".tmp", path)
+
+  def initial_state(self) -> dict:
+    """A fresh run's state (also the template checkpoints restore into).
+
+    Returns:
+      dict: iteration, rng, variables, opt_state, buffer, games, wall_s,
+      cpu_s, positions, nn_evals.
+    """
+    config = self.config
+    rng = jax.random.PRNGKey(config.seed)
+    net_rng, games_rng = jax.random.split(jax.random.fold_in(rng, 0))
+    variables = init_variables(self.network, self.env, net_rng)
+    games = selfplay.init(games_rng, self.env, config.games, config.opening_plies)
+    example = selfplay.example_like(self.env)
+    return dict(
+        iteration=jnp.int32(0), rng=rng, variables=variables,
+        opt_state=self.optimizer.init(variables["params"]),
+        buffer=replay.init(example, config.replay_capacity), games=games,
+        wall_s=jnp.float32(0.0), cpu_s=jnp.float32(0.0), positions=jnp.int32(0),
+        nn_evals=jnp.float32(0.0))
+
+  def _start(self):
+    template = self.initial_state()
+    step, state, meta, self.notes = self.checkpoints.restore_latest(template)
+    for note in self.notes:
+      warnings.warn(note, CheckpointFallbackWarning, stacklevel=3)
+    metrics_path = os.path.join(self.directory, METRICS)
+    if step is None:
+      if os.path.exists(metrics_path):
+        raise checkpoint_lib.CheckpointError(
+            f"{metrics_path} exists but {self.checkpoints.directory} holds no complete "
+            "checkpoint: refusing to start afresh over an earlier run (use a new --out)")
+      state, rows, self.arena_records = template, [], []
+      if self.config.warm_start_steps > 0:
+        state = self._warm_start(state)
+    else:
+      saved = meta.get("config")
+      # Compared as configs: a field added since (with its default) still matches.
+      if not isinstance(saved, dict) or config_lib.TrainConfig.from_json(saved) != self.config:
+        raise checkpoint_lib.CheckpointError(
+            f"checkpoint {self.checkpoints.directory}/{step} was written with another config")
+      rows = meta.get("rows", [])
+      self.arena_records = [tuple(r) for r in meta.get("arena", [])]
+      if int(state["iteration"]) != step or len(rows) != step:
+        raise checkpoint_lib.CheckpointError(
+            f"checkpoint {self.checkpoints.directory}/{step} is inconsistent: iteration "
+            f"{int(state['iteration'])}, {len(rows)} metrics rows")
+      # The CSV may hold rows of iterations whose checkpoint never completed
+      # or was moved aside: the checkpoint's rows are the truth.
+      write_metrics(metrics_path, rows)
+    state = self._place(state)
+    return state, rows
+
+  def _warm_start(self, state):
+    """Supervised steps on exactly labelled positions before self-play."""
+    config = self.config
+    start = time.perf_counter()
+    rng = jax.random.fold_in(state["rng"], -1 % 2**31)
+    labelled = warm_start.labelled_examples(self.env, rng, config.warm_start_positions)
+    count = int(labelled.value.shape[0])
+    buffer = replay.add(replay.init(selfplay.example_like(self.env), count), labelled,
+                        jnp.ones((count,), jnp.bool_))
+    variables, opt_state, metrics = self._train(
+        state["variables"], state["opt_state"], buffer, jax.random.fold_in(rng, 1),
+        num_updates=config.warm_start_steps)
+    seconds = time.perf_counter() - start
+    self.warm_start_row = dict(warm_start_s=seconds, warm_start_positions=count,
+                               warm_start_loss=float(metrics["loss"]))
+    return dict(state, variables=variables, opt_state=opt_state, wall_s=jnp.float32(seconds))
+
+  def _place(self, state):
+    if self.mesh is None:
+      return state
+    placed = trainer.replicate(state, self.mesh)
+    # The games' counters stay replicated: placed as self-play returns them,
+    # so its second call finds the first call's compiled code.
+    games = placed["games"]
+    placed["games"] = games.replace(
+        env_state=trainer.shard_batch(games.env_state, self.mesh),
+        move_number=trainer.shard_batch(games.move_number, self.mesh),
+        history=trainer.shard_batch(games.history, self.mesh, axis=1))
+    return placed
+
+  # -- one iteration ------------------------------------------------------------
+  def step(self) -> dict:
+    """One iteration: self-play, replay, update, evaluation when due, save.
+
+    Returns:
+      The iteration's metrics row (also appended to `metrics.csv`).
+
+    Raises:
+      FloatingPointError: NaN from the network or non-finite training
+        metrics (the last checkpoint stays the last good state).
+    """
+    config, state = self.config, self.state
+    iteration = int(state["iteration"]) + 1
+    rng = jax.random.fold_in(state["rng"], iteration)
+    play_rng, train_rng, eval_rng = jax.random.split(rng, 3)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    compile_start = compile_seconds()
+    games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
+    buffer = self._add(state["buffer"], examples, valid)
+    jax.block_until_ready(buffer)
+    selfplay_s = time.perf_counter() - start
+    if int(stats.nan_evals):
+      # Only without SearchConfig.check_evaluator (which stops the search).
+      raise FloatingPointError(
+          f"the network returned NaN in {int(stats.nan_evals)} self-play evaluations at "
+          f"iteration {iteration}; the checkpoint of iteration {iteration - 1} in "
+          f"{self.checkpoints.directory} is intact (lower learning_rate, or check the network)")
+    start = time.perf_counter()
+    variables, opt_state, metrics = state["variables"], state["opt_state"], {}
+    if int(buffer.size) >= config.min_replay:
+      variables, opt_state, metrics = self._train(variables, opt_state, buffer, train_rng)
+      metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+      if not all(np.isfinite(v) for v in metrics.values()):
+        # Stop before the checkpoint: the last one stays the last good state.
+        raise FloatingPointError(
+            f"non-finite training metrics at iteration {iteration}: {metrics}; the "
+            f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
+            "intact (lower learning_rate, or check the network)")
+    train_s = time.perf_counter() - start
+    # The first iteration of a process compiles self-play and the update:
+    # wall_s and cpu_s count the work, not the compilation.
+    compile_s = compile_seconds() - compile_start
+    cpu_s = float(state["cpu_s"]) + max(time.process_time() - cpu_start - compile_s, 0.0)
+    positions = int(valid.sum())
+    nn_evals = float(stats.nn_evals)
+    wall_s = float(state["wall_s"]) + max(selfplay_s + train_s - compile_s, 0.0)
+    self.state = dict(
+        iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
+        opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
+        cpu_s=jnp.float32(cpu_s), positions=state["positions"] + positions,
+        nn_evals=state["nn_evals"] + nn_evals)
+    row = dict(
+        iteration=iteration, wall_s=wall_s, cpu_s=cpu_s, positions=positions,
+        positions_total=int(self.state["positions"]), nn_evals=nn_evals,
+        nn_evals_total=float(self.state["nn_evals"]),
+        games=int(stats.games_finished), loss=metrics.get("loss"),
+        policy_loss=metrics.get("policy", metrics.get("large_policy")),
+        value_loss=metrics.get("value", metrics.get("large_value")),
+        devices=jax.device_count(), replay_size=int(buffer.size),
+        transposition_hits=int(stats.transposition_hits),
+        capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),
+        selfplay_s=selfplay_s, train_s=train_s, compile_s=compile_s)
+    if iteration == 1 and getattr(self, "warm_start_row", None):
+      row.update(self.warm_start_row)
+    every_s = config.eval_every_s
+    if ((config.eval_every and iteration % config.eval_every == 0)
+        or (every_s and cpu_s // every_s > float(state["cpu_s"]) // every_s)):
+      start = time.perf_counter()
+      row.update(self.evaluate(eval_rng, iteration))
+      row["eval_s"] = time.perf_counter() - start
+    row = {k: _round(v) for k, v in row.items()}
+    self.rows = self.rows + [row]
+    self._save(iteration)
+    return row
+
+  def evaluate(self, rng, iteration: int) -> dict:
+    """The evaluation figures of the current network (and the arena records).
+
+    Args:
+      rng: a PRNG key.
+      iteration: the iteration being evaluated.
+
+    Returns:
+      The figures (`evaluation.evaluate_iteration`); `arena_records` is
+      updated.
+    """
+    row, self.arena_records = evaluation.evaluate_iteration(
+        self.config, self.env, self.eval_fn, jax.device_get(self.state["variables"]), rng,
+        iteration, directory=self.directory, rows=self.rows, arena_records=self.arena_records)
+    return row
+
+  def _save(self, iteration: int):
+    self.checkpoints.save(iteration, self.state, dict(
+        config=self.config.to_json(), rows=self.rows,
+        arena=[list(r) for r in self.arena_records]))
+    write_metrics(os.path.join(self.directory, METRICS), self.rows)
+    checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.state["variables"])
+    if "snapshot" in self.rows[-1]:
+      plots.plot_run(self.directory)
+    if self.tensorboard:
+      self._tensorboard(self.rows[-1])
+
+  def _tensorboard(self, row):
+    try:
+      from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      raise SystemExit("--tensorboard needs tensorboardX: pip install 'mcgs_jax[tensorboard]'")
+    if not hasattr(self, "_writer"):
+      self._writer = SummaryWriter(os.path.join(self.directory, "tb"))
+    for key, value in row.items():
+      if (key != "iteration" and isinstance(value, (int, float)) and not isinstance(value, bool)
+          and np.isfinite(value)):
+        self._writer.add_scalar(key, value, row["iteration"])
+    self._writer.flush()
+
+  def close(self):
+    """Waits for the checkpoint writes and closes the run's files."""
+    self.checkpoints.close()
+    if hasattr(self, "_writer"):
+      self._writer.close()

@@ -1,0 +1,82 @@
+"""The import layers: no loop anywhere, experiments are leaves, mcgs_jax
+imports none of the other packages (function-local imports included)."""
+
+import ast
+import collections
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "experiments")
+
+
+def _modules() -> dict[str, pathlib.Path]:
+  modules = {}
+  for package in PACKAGES:
+    for path in (ROOT / package).glob("*.py"):
+      modules[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+  return modules
+
+
+def _imports() -> dict[str, set[str]]:
+  """Module -> the project modules it imports, at any depth of its code."""
+  modules = _modules()
+  graph = collections.defaultdict(set)
+  for name, path in modules.items():
+    for node in ast.walk(ast.parse(path.read_text())):
+      targets = []
+      if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+      elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        # `from pkg import sub` imports the submodule; other names come from pkg.
+        subs = [f"{node.module}.{a.name}" for a in node.names
+                if f"{node.module}.{a.name}" in modules]
+        targets = subs + ([node.module] if len(subs) < len(node.names) else [])
+      graph[name] |= {t for t in targets if t in modules and t != name}
+  return graph
+
+
+def _cycle(graph) -> list[str] | None:
+  state, stack = {}, []
+
+  def visit(node):
+    state[node] = "open"
+    stack.append(node)
+    for child in sorted(graph[node]):
+      if state.get(child) == "open":
+        return stack[stack.index(child):] + [child]
+      if child not in state:
+        found = visit(child)
+        if found:
+          return found
+    stack.pop()
+    state[node] = "done"
+    return None
+
+  for node in sorted(graph):
+    if node not in state:
+      found = visit(node)
+      if found:
+        return found
+  return None
+
+
+def test_no_import_loop():
+  assert _cycle(_imports()) is None, " -> ".join(_cycle(_imports()))
+
+
+def test_experiments_are_leaves_and_the_search_stands_alone():
+  graph = _imports()
+  upward = sorted((a, b) for a, deps in graph.items() for b in deps
+                  if not a.startswith("experiments") and b.startswith("experiments"))
+  assert not upward, upward
+  outside = sorted((a, b) for a, deps in graph.items() for b in deps
+                   if a.startswith("mcgs_jax") and not b.startswith("mcgs_jax"))
+  assert not outside, outside
+
+
+def test_the_checker_sees_a_loop():
+  graph = collections.defaultdict(set, {"a": {"b"}, "b": {"c"}, "c": {"a"}})
+  assert _cycle(graph) == ["a", "b", "c", "a"]
+  assert _cycle(collections.defaultdict(set, {"a": {"b"}, "b": set()})) is None
+  # The real graph is not empty: the checker reads the code.
+  assert len(_imports()["learning.loop"]) >= 5
