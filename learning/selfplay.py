@@ -218,6 +218,11 @@ def new_games(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int =
   return _where(state.terminated, initial, state)
 
 
+# Jitted for `init`, which runs eagerly (fresh runs, checkpoint templates): an
+# eager `fori_loop` over a new closure would compile its loop on every call.
+_new_games = jax.jit(new_games, static_argnames=("env", "batch_size", "opening_plies"))
+
+
 def _where(condition, a, b):
   """Per game: `a` where condition [B], else `b`."""
   return jax.tree.map(
@@ -237,7 +242,7 @@ def init(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -
   Returns:
     SelfPlayState with history MoveRecord [H, B], H = env.max_game_length.
   """
-  state = new_games(rng, env, batch_size, opening_plies)
+  state = _new_games(rng, env, batch_size, opening_plies)
   num_actions = env.num_actions
   empty_policy = jnp.zeros((batch_size, num_actions), jnp.float32)
   blank = _record(env, state, empty_policy, jnp.zeros((batch_size,), jnp.float32), state,

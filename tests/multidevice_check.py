@@ -9,7 +9,8 @@ import tempfile
 import jax
 import numpy as np
 
-from experiments import train
+from learning import checkpoint
+from learning import loop
 from learning import config as config_lib
 from learning import replay
 from learning import trainer
@@ -25,7 +26,7 @@ def main():
       replay_capacity=128, eval_every=0)
   # A whole data-parallel iteration: self-play sharded over the games.
   with tempfile.TemporaryDirectory() as directory:
-    run = train.Run(directory, config)
+    run = loop.Run(directory, config)
     assert run.mesh is not None
     row = run.step()
     with compile_count.compilations() as compiles:
@@ -38,9 +39,9 @@ def main():
   assert row["devices"] == 2 and row["positions_total"] > 0, row
   # The 2-device update equals the 1-device update on the same (real
   # self-play) examples.
-  env, network, _ = train.build_network(config)
-  variables = train.init_variables(network, env, jax.random.PRNGKey(0))
-  optimizer = train._optimizer(config.learning_rate, config.weight_decay, config.optimizer)  # pylint: disable=protected-access
+  env, network, _ = checkpoint.build_network(config)
+  variables = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
+  optimizer = loop._optimizer(config.learning_rate, config.weight_decay, config.optimizer)  # pylint: disable=protected-access
   opt_state = optimizer.init(variables["params"])
   batch, weights = replay.sample(buffer, jax.random.PRNGKey(3), 8)
   loss_config = trainer.LossConfig()
