@@ -20,7 +20,7 @@ What the search relies on (see `mcgs_jax.EnvModel`):
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -29,60 +29,56 @@ import jax.numpy as jnp
 @dataclasses.dataclass(frozen=True)
 class Env:
   """Base class: subclasses implement `_init(rng)` and `_step(state, action)`
-  for ONE game and set `num_actions`, `num_players`, `max_game_length`."""
+  for ONE game and set its constants.
+
+  The constants are plain attributes, not dataclass fields (equality and
+  hashing, which make envs static `jax.jit` arguments, stay those of the
+  fields). A game with fixed rules sets them as class attributes; a game with
+  parameters computes them once in `__post_init__` with `set_constants`.
+
+  Attributes:
+    id: str, the env's id as `envs.make` takes it (e.g. "connect4"). No
+      default.
+    num_actions: int, A, the number of actions. No default.
+    num_players: int, the number of players; default 2.
+    max_game_length: int, an upper bound on the number of moves of one game
+      (for rollouts). No default.
+    exact_keys: bool, whether equal keys mean equal futures: the same legal
+      moves and terminal outcomes whatever path led there. False for keys
+      that leave out path-dependent rules (repetition draws, superko): then a
+      proof found along one path may not hold along another, and `mcgs_jax`
+      refuses `SearchConfig.solver`. Default True, as for the games of this
+      package.
+    acyclic_keys: bool, whether no key can repeat along a line of play (the
+      key implies the ply, or a quantity that only grows), so that no
+      transposition link closes a cycle and `mcgs_jax` skips its cycle test.
+      Default False, which is always safe; each game of this package that
+      qualifies says so.
+    alternating_zero_sum: bool, whether every move into a non-terminal
+      position gives reward 0 to both players and passes the turn to the
+      other player (two players alternate, rewards only at the end), so that
+      `mcgs_jax` takes reward 0 and discount -1 for the edges inside a path
+      instead of reading them. Default False, which is always safe; each game
+      of this package that qualifies says so.
+    num_symmetries: int, how many symmetries `symmetry` knows, the identity
+      (index 0) included. A symmetry maps positions to positions of equal
+      value, moves to moves, so training examples can be augmented with it.
+      Default 1, the identity only.
+  """
+  id: ClassVar[str]
+  num_actions: ClassVar[int]
+  num_players: ClassVar[int] = 2
+  max_game_length: ClassVar[int]
+  exact_keys: ClassVar[bool] = True
+  acyclic_keys: ClassVar[bool] = False
+  alternating_zero_sum: ClassVar[bool] = False
+  num_symmetries: ClassVar[int] = 1
 
   def _init(self, rng: jax.Array) -> Any:
     raise NotImplementedError
 
   def _step(self, state: Any, action: jax.Array) -> Any:
     raise NotImplementedError
-
-  @property
-  def id(self) -> str:
-    """The env's id, as `envs.make` takes it (e.g. "connect4")."""
-    raise NotImplementedError
-
-  @property
-  def num_actions(self) -> int:
-    """A, the number of actions."""
-    raise NotImplementedError
-
-  @property
-  def num_players(self) -> int:
-    """The number of players (2 unless overridden)."""
-    return 2
-
-  @property
-  def max_game_length(self) -> int:
-    """An upper bound on the number of moves of one game (for rollouts)."""
-    raise NotImplementedError
-
-  @property
-  def exact_keys(self) -> bool:
-    """Whether equal keys mean equal futures: the same legal moves and
-    terminal outcomes whatever path led there. False for keys that leave out
-    path-dependent rules (repetition draws, superko): then a proof found along
-    one path may not hold along another, and `mcgs_jax` refuses
-    `SearchConfig.solver`. True for the games of this package."""
-    return True
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """Whether no key can repeat along a line of play (the key implies the
-    ply, or a quantity that only grows), so that no transposition link
-    closes a cycle and `mcgs_jax` skips its cycle test. False here, which
-    is always safe; each game of this package that qualifies says so."""
-    return False
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """Whether every move into a non-terminal position gives reward 0 to
-    both players and passes the turn to the other player (two players
-    alternate, rewards only at the end), so that `mcgs_jax` takes reward 0
-    and discount -1 for the edges inside a path instead of reading them.
-    False here, which is always safe; each game of this package that
-    qualifies says so."""
-    return False
 
   def init(self, rng: jax.Array, batch_size: int | None = None) -> Any:
     """Initial state; a batch of `batch_size` states when it is given.
@@ -143,21 +139,12 @@ class Env:
     del state
     return jnp.zeros((self.num_actions,), jnp.bool_)
 
-  @property
-  def num_symmetries(self) -> int:
-    """How many symmetries `symmetry` knows, the identity (index 0) included.
-
-    A symmetry maps positions to positions of equal value, moves to moves, so
-    training examples can be augmented with it. Default: the identity only.
-    """
-    return 1
-
   def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
                legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Applies symmetry `index` to ONE example (vmap it for a batch).
 
     The value of the position is unchanged by a symmetry, so it is not an
-    argument. Games with symmetries override this (and `num_symmetries`).
+    argument. Games with symmetries override this (and set `num_symmetries`).
 
     Args:
       index: int32 [] in [0, num_symmetries); 0 is the identity. A traced
@@ -183,6 +170,31 @@ def _per_game(fn, state):
   for _ in range(batch_ndim(state)):
     fn = jax.vmap(fn)
   return fn
+
+
+# The names of the per-game constants (the annotations of `Env`, all ClassVar).
+CONSTANTS = tuple(Env.__annotations__)
+
+
+def set_constants(env: Env, **constants: Any) -> None:
+  """Sets the constants of a parametrized env, from its `__post_init__`.
+
+  Envs are frozen dataclasses, so this writes past `__setattr__`. The values
+  become instance attributes, not fields: equality and hashing stay those of
+  the fields, and `dataclasses.replace` computes them again.
+
+  Args:
+    env: the env being built.
+    **constants: values of names in `CONSTANTS` (see `Env`).
+
+  Raises:
+    ValueError: a name that is not one of `CONSTANTS`.
+  """
+  unknown = sorted(set(constants) - set(CONSTANTS))
+  if unknown:
+    raise ValueError(f"not env constants: {unknown}; known: {CONSTANTS}")
+  for name, value in constants.items():
+    object.__setattr__(env, name, value)
 
 
 # Up to this many actions `random_legal_action` unrolls its rank search.

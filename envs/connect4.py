@@ -119,36 +119,12 @@ class State:
 @dataclasses.dataclass(frozen=True)
 class Connect4(base.Env):
   """Connect-4 on a 7 x 6 board; player 0 moves first."""
-
-  @property
-  def id(self) -> str:
-    """"connect4"."""
-    return "connect4"
-
-  @property
-  def num_actions(self) -> int:
-    """A = 7, one action per column."""
-    return NUM_COLS
-
-  @property
-  def num_players(self) -> int:
-    """2."""
-    return 2
-
-  @property
-  def max_game_length(self) -> int:
-    """42, the number of cells."""
-    return NUM_CELLS
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """True: every move adds a stone, and the key holds the stones."""
-    return True
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """True: players alternate and only the last move is rewarded."""
-    return True
+  id = "connect4"
+  num_actions = NUM_COLS  # one action per column
+  max_game_length = NUM_CELLS
+  acyclic_keys = True  # every move adds a stone, and the key holds the stones
+  alternating_zero_sum = True  # players alternate, only the last move is rewarded
+  num_symmetries = len(_SYMMETRY_COLUMNS)  # the identity and the left-right mirror
 
   def _init(self, rng: jax.Array) -> State:
     del rng
@@ -208,11 +184,6 @@ class Connect4(base.Env):
       return has_four(bits.or_(pos, cell)) | has_four(bits.or_(opponent, cell))
 
     return legal & jax.vmap(urgent)(jnp.arange(NUM_COLS))
-
-  @property
-  def num_symmetries(self) -> int:
-    """2: the identity and the left-right mirror."""
-    return len(_SYMMETRY_COLUMNS)
 
   def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
                legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:

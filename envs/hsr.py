@@ -112,37 +112,20 @@ class HSR(base.Env):
   jars: int = 4
   tests: int = 4
   answers: int = 16
+  acyclic_keys = True  # the key implies the ply (tests left, the rung under test)
+  alternating_zero_sum = True  # players alternate, only the last move is rewarded
 
   def __post_init__(self):
     if not 2 <= self.answers <= 1 << 15:
       raise ValueError(f"HSR needs 2 <= n <= 32768 possible answers, got n={self.answers}")
     if not (1 <= self.jars <= 255 and 1 <= self.tests <= 255):
       raise ValueError(f"HSR needs 1..255 jars and tests, got k={self.jars}, q={self.tests}")
-
-  @property
-  def id(self) -> str:
-    """"hsr:k,q,n"."""
-    return f"hsr:{self.jars},{self.tests},{self.answers}"
-
-  @property
-  def num_actions(self) -> int:
-    """A = max(n - 1, 2): the tester's rungs, the adversary's two answers."""
-    return max(self.answers - 1, 2)
-
-  @property
-  def max_game_length(self) -> int:
-    """2 q: each test takes a tester move and an answer."""
-    return 2 * self.tests
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """True: the key implies the ply (tests left, the rung under test)."""
-    return True
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """True: tester and adversary alternate; only the last move is rewarded."""
-    return True
+    base.set_constants(
+        self, id=f"hsr:{self.jars},{self.tests},{self.answers}",
+        # The tester's rungs, the adversary's two answers.
+        num_actions=max(self.answers - 1, 2),
+        # Each test takes a tester move and an answer.
+        max_game_length=2 * self.tests)
 
   @property
   def observation_size(self) -> int:

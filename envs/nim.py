@@ -72,45 +72,26 @@ class Nim(base.Env):
   max_take: int | None = None
   misere: bool = False
   ply_in_key: bool = False
+  acyclic_keys = True  # every move takes a stone, and the key holds the piles
+  alternating_zero_sum = True  # players alternate, only the last move is rewarded
 
   def __post_init__(self):
     if not self.piles or any(p < 0 or p > 255 for p in self.piles):
       raise ValueError(f"piles must be 1..255 stones each, got {self.piles}")
     if self.max_take is not None and self.max_take < 1:
       raise ValueError(f"max_take must be >= 1, got {self.max_take}")
-
-  @property
-  def id(self) -> str:
-    """The id `envs.make` takes: "nim-piles:...", "nim-misere:..." or "nim:k,n"."""
     if self.max_take is not None and len(self.piles) == 1:
-      return f"nim:{self.max_take},{self.piles[0]}"
-    name = "nim-misere" if self.misere else "nim-piles"
-    return f"{name}:{','.join(map(str, self.piles))}"
+      env_id = f"nim:{self.max_take},{self.piles[0]}"
+    else:
+      name = "nim-misere" if self.misere else "nim-piles"
+      env_id = f"{name}:{','.join(map(str, self.piles))}"
+    base.set_constants(self, id=env_id, num_actions=len(self.piles) * self.take_limit,
+                       max_game_length=sum(self.piles))  # a move takes a stone or more
 
   @property
   def take_limit(self) -> int:
     """The most stones one move takes: `max_take`, or the largest pile."""
     return self.max_take if self.max_take is not None else max(self.piles)
-
-  @property
-  def num_actions(self) -> int:
-    """A = number of piles * take_limit."""
-    return len(self.piles) * self.take_limit
-
-  @property
-  def max_game_length(self) -> int:
-    """The total number of stones (each move takes at least one)."""
-    return sum(self.piles)
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """True: every move takes a stone, and the key holds the piles."""
-    return True
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """True: players alternate and only the last move is rewarded."""
-    return True
 
   def _legal(self, piles):
     takes = jnp.arange(1, self.take_limit + 1)

@@ -480,53 +480,28 @@ class PgxEnv(base.Env):
   """
   game_id: str
   key_mode: str = "position"
+  acyclic_keys = True  # every key hashes the ply (pgx's step count)
+  # pgx's two-player board games alternate (a pass is a move) and reward only
+  # the last move.
+  alternating_zero_sum = True
 
   def __post_init__(self):
     _check_id(self.game_id)
     if self.key_mode not in KEY_MODES:
       raise ValueError(f"key_mode must be one of {KEY_MODES}, got {self.key_mode!r}")
-
-  @property
-  def id(self) -> str:
-    """"pgx:<game_id>"."""
-    return f"pgx:{self.game_id}"
+    base.set_constants(
+        self, id=f"pgx:{self.game_id}",
+        num_actions=_spec(self.game_id).legal_action_mask.shape[-1],
+        num_players=self.pgx_env.num_players,
+        max_game_length=_MAX_GAME_LENGTH[self.game_id],
+        # "position" keys of path-dependent games leave out the history that
+        # decides repetition draws and superko; "full" keys are exact.
+        exact_keys=self.key_mode == "full" or self.game_id not in PATH_DEPENDENT_GAMES)
 
   @property
   def pgx_env(self):
     """The wrapped `pgx.Env`."""
     return _pgx_env(self.game_id)
-
-  @property
-  def num_actions(self) -> int:
-    """A, pgx's number of actions for this game."""
-    return _spec(self.game_id).legal_action_mask.shape[-1]
-
-  @property
-  def num_players(self) -> int:
-    """pgx's number of players."""
-    return self.pgx_env.num_players
-
-  @property
-  def max_game_length(self) -> int:
-    """An upper bound on the moves of one game (for rollouts)."""
-    return _MAX_GAME_LENGTH[self.game_id]
-
-  @property
-  def exact_keys(self) -> bool:
-    """False for "position" keys of `PATH_DEPENDENT_GAMES` (the solver is
-    refused there; key_mode="full" is exact)."""
-    return self.key_mode == "full" or self.game_id not in PATH_DEPENDENT_GAMES
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """True: every key hashes the ply (pgx's step count)."""
-    return True
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """True: pgx's two-player board games alternate (a pass is a move) and
-    reward only the last move."""
-    return True
 
   @property
   def observation_shape(self) -> tuple[int, ...]:

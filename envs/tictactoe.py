@@ -112,31 +112,13 @@ class State:
 @dataclasses.dataclass(frozen=True)
 class TicTacToe(base.Env):
   """Tic-tac-toe; player 0 (X) moves first."""
-
-  @property
-  def id(self) -> str:
-    """"tictactoe"."""
-    return "tictactoe"
-
-  @property
-  def num_actions(self) -> int:
-    """A = 9, one action per cell."""
-    return NUM_CELLS
-
-  @property
-  def max_game_length(self) -> int:
-    """9."""
-    return NUM_CELLS
-
-  @property
-  def acyclic_keys(self) -> bool:
-    """True: every move adds a mark, and the key holds the marks."""
-    return True
-
-  @property
-  def alternating_zero_sum(self) -> bool:
-    """True: players alternate and only the last move is rewarded."""
-    return True
+  id = "tictactoe"
+  num_actions = NUM_CELLS  # one action per cell
+  max_game_length = NUM_CELLS
+  acyclic_keys = True  # every move adds a mark, and the key holds the marks
+  alternating_zero_sum = True  # players alternate, only the last move is rewarded
+  # The symmetries of the square: 4 rotations, each with or without a mirror.
+  num_symmetries = len(_SYMMETRY_SOURCES)
 
   def _init(self, rng: jax.Array) -> State:
     del rng
@@ -160,12 +142,6 @@ class TicTacToe(base.Env):
     stepped = State(position=mover_marks ^ new_mask, mask=new_mask, ply=ply,
                     terminated=terminated, rewards=rewards, winner=winner.astype(jnp.int32))
     return base.step_unless_terminated(state, stepped)
-
-  @property
-  def num_symmetries(self) -> int:
-    """8: the symmetries of the square (4 rotations, each with or without a
-    mirror)."""
-    return len(_SYMMETRY_SOURCES)
 
   def symmetry(self, index: jax.Array, observation: jax.Array, policy: jax.Array,
                legal_action_mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
