@@ -292,6 +292,13 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   """
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
+  if config.leaves_per_step > 1 and config.corrects_transpositions:
+    # The leaves of a step were selected on the graph before any of them was
+    # backed up: an earlier leaf's correction may have pulled this edge's Q
+    # back onto its node. Tested again on the live graph; a correction no
+    # longer needed is dropped like a collision (one leaf: never).
+    collided |= (sel.kind == graph_lib.CORRECTION) & ~selection.transposition_diverged(
+        graph, sel.parent, sel.action, graph.child[sel.parent, sel.action], config, alternating)
   sel = sel.replace(kind=jnp.where(collided, graph_lib.NO_SIMULATION, sel.kind))
   expand = sel.kind == graph_lib.EXPAND
   ends_game = expand & trans.terminal

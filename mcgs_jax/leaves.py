@@ -10,7 +10,10 @@ backs them up one after another on the real graph.
 The virtual losses live in a separate counter array, never in the graph's
 statistics: the transposition test of each selection (`|Q - target| > q_eps`)
 reads the real Q's, so an earlier leaf's virtual loss cannot make a
-transposition look diverged.
+transposition look diverged. A leaf selected for a correction is tested
+again when it is backed up: if an earlier leaf of the step has already
+pulled the edge back onto its node, it is dropped like a collision
+(`expansion.expand_and_backup`).
 """
 
 import functools

@@ -329,6 +329,39 @@ def _write_slot(column, slot, value, running):
       column, jnp.where(running, value, jnp.zeros_like(value)), slot, 0)
 
 
+def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: chex.Array,
+                           child: chex.Array, config: config_lib.SearchConfig,
+                           alternating: bool) -> chex.Array:
+  """The transposition test of ONE game's edge (Alg. 2): the edge leads to a
+  node with several parents whose value the edge's Q no longer matches,
+  |Q(s, a) - (r + discount V(child))| > q_eps.
+
+  Args:
+    graph: ONE game's graph [N, A] (a vmapped batch: the gathers are flat).
+    node: int32, the edge's node.
+    action: int32, the edge's action.
+    child: int32, `graph.child[node, action]` (a code < 0: not a node).
+    config: SearchConfig (`q_eps`).
+    alternating: the model's `alternating_zero_sum`: reward 0 and discount
+      -1 without reading them.
+
+  Returns:
+    bool.
+  """
+  take = graph_lib.take
+  is_node = child >= 0
+  safe_child = jnp.maximum(child, 0)
+  child_value = graph_lib.node_value(take(graph.visits, safe_child),
+                                     take(graph.value_sum, safe_child))
+  if alternating:
+    target = -child_value
+  else:
+    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
+              child_value)
+  return (is_node & (take(graph.num_parents, safe_child) > 1) &
+          (jnp.abs(take(graph.edge_q, node, action) - target) > config.q_eps))
+
+
 def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, config,
                   alternating):
   """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
@@ -373,15 +406,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   child = _at(action, take(graph.child, node))
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  child_value = graph_lib.node_value(take(graph.visits, safe_child),
-                                     take(graph.value_sum, safe_child))
-  if alternating:
-    target = -child_value
-  else:
-    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
-              child_value)
-  diverged = (use_corrections & is_node & (take(graph.num_parents, safe_child) > 1) &
-              (jnp.abs(take(graph.edge_q, node, action) - target) > config.q_eps))
+  diverged = use_corrections & transposition_diverged(graph, node, action, child, config,
+                                                      alternating)
   proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)

@@ -65,11 +65,13 @@ def test_leaves_and_budget_are_refused_together():
     mcgs_jax.SearchConfig(leaves_per_step=4, max_nn_evals=100)
 
 
-def test_virtual_loss_does_not_set_off_false_corrections():
-  """The transposition test reads the real Q's: an earlier leaf's virtual loss
-  must not make a transposition look diverged. Multi-pile Nim, 400
-  simulations: corrections per simulation were 0.20 with one leaf and 0.52
-  with 16 when the test read the virtual statistics; 0.30 now."""
+def test_several_leaves_make_few_extra_corrections():
+  """The transposition test reads the real Q's (an earlier leaf's virtual
+  loss must not make a transposition look diverged), and a correction that
+  an earlier leaf of the step already made is dropped at backup. Multi-pile
+  Nim, 400 simulations, corrections per simulation: 0.20 with one leaf;
+  with 16, 0.52 when the test read the virtual statistics, 0.30 (1.49x)
+  with the stale corrections backed up, 0.255 (1.29x) now."""
   state = envs.stack([NIM.init(jax.random.PRNGKey(0))])
   rates = {}
   for num_leaves in (1, 16):
@@ -78,7 +80,7 @@ def test_virtual_loss_does_not_set_off_false_corrections():
     out = search_jit(None, jax.random.PRNGKey(0), state, NIM, HashEval(NIM.num_actions), config)
     rates[num_leaves] = int(out.stats.corrections[0]) / int(out.stats.simulations[0])
   assert rates[1] > 0.1
-  assert rates[16] < 1.6 * rates[1], rates
+  assert rates[16] <= 1.3 * rates[1], rates
 
 
 @pytest.mark.parametrize("num_leaves", [1, 16])
