@@ -55,7 +55,10 @@ from envs import pons
 from experiments import benchlib
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
-SEARCHES = ("mcgs", "tree", "katago", "mctx", "openspiel")
+# The backup modes but tt_cache, which is not one of this benchmark's
+# contestants (it still runs as --searches tt_cache), then the external
+# references.
+SEARCHES = tuple(m for m in mcgs_jax.modes.names() if m != "tt_cache") + ("mctx", "openspiel")
 # SearchConfig switches per enhancement name, at the paper's settings.
 ENHANCEMENTS = {
     "solver": dict(solver=True),

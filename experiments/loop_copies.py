@@ -23,15 +23,12 @@ import envs
 import mcgs_jax
 from networks import MLP, MLPEval, init_params
 
-# name -> SearchConfig switches.
-VARIANTS = {
-    "mcgs": dict(backup="mcgs"),
-    "tree": dict(backup="tree"),
-    "tt_cache": dict(backup="tt_cache"),
-    "katago": dict(backup="katago"),
+# name -> SearchConfig switches: every backup mode, then the solver's loops.
+VARIANTS = {mode: dict(backup=mode) for mode in mcgs_jax.modes.names()}
+VARIANTS.update({
     "solver": dict(backup="mcgs", solver=True),
     "bounds": dict(backup="mcgs", solver=True, solver_bounds=True),
-}
+})
 
 _COMPUTATION = re.compile(r"^(ENTRY )?%?([^\s(]+)")
 _COPY = re.compile(r"^\s*%?(\S+) = (\w+)\[([\d,]*)\]\S* (copy|copy-start)\(")

@@ -87,7 +87,7 @@ from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-imp
 from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-MODES = ("mcgs", "tree", "tt_cache", "katago")
+MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
 SHIPPED = "networks/pretrained/connect4"
 RUN = "runs/connect4"
@@ -210,10 +210,11 @@ def budget_config(backup: str, evals: int, simulations_per_eval: int = SIMULATIO
 
   The node capacity is `evals + 1` where every stored node costs an
   evaluation (mcgs, tree, katago), so no mode pays for memory it cannot use;
-  tt_cache also stores cached copies, so it keeps the default capacity.
+  a mode that caches evaluations (tt_cache) also stores cached copies, so it
+  keeps the default capacity.
   """
   simulations = simulations_per_eval * evals
-  max_nodes = None if backup == "tt_cache" else evals + 1
+  max_nodes = None if mcgs_jax.modes.get(backup).caches_evaluations else evals + 1
   return mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup, max_nn_evals=evals,
                                max_nodes=max_nodes, **switches)
 

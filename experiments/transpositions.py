@@ -20,7 +20,10 @@ from experiments import benchlib
 from envs import pons
 from networks import MLP, MLPEval, init_params
 
-MODES = ("tree", "tt_cache", "mcgs", "katago")
+# "tree" first (every row is compared with its tree row), then the other
+# trees, then the graphs (modes that link transpositions).
+MODES = tuple(sorted(mcgs_jax.modes.names(),
+                     key=lambda m: (m != "tree", mcgs_jax.modes.get(m).links_transpositions)))
 
 
 def connect4_positions(count):

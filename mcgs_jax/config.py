@@ -3,7 +3,11 @@
 import dataclasses
 import numbers
 
-BACKUP_MODES = ("mcgs", "tree", "tt_cache", "katago")
+from mcgs_jax import modes
+
+# The built-in backup modes (`mcgs_jax.modes`); `modes.names()` also lists
+# the ones registered later.
+BACKUP_MODES = modes.names()
 PRUNING_MODES = ("off", "soft", "hard")
 MOVE_CHOICES = ("visits", "lcb")
 ROOT_POLICIES = ("puct", "gumbel")
@@ -16,11 +20,13 @@ class SearchConfig:
 
   Attributes:
     num_simulations: simulations per search (each ends with one backup).
-    backup: "mcgs" (the graph with corrected backpropagation), "tree" (plain
-      AlphaZero MCTS, no transpositions), "tt_cache" (a tree whose network
-      results are reused from a transposition table) or "katago" (KataGo's
-      graph search: one node per key, each path node's value recomputed from
-      its children, Q(n) = (U(n) + sum_c N(n, c) Q(c)) / (1 + sum_c N(n, c))).
+    backup: the name of a backup mode of `mcgs_jax.modes`: "mcgs" (the
+      graph with corrected backpropagation), "tree" (plain AlphaZero MCTS, no
+      transpositions), "tt_cache" (a tree whose network results are reused
+      from a transposition table), "katago" (KataGo's graph search: one node
+      per key, each path node's value recomputed from its children, Q(n) =
+      (U(n) + sum_c N(n, c) Q(c)) / (1 + sum_c N(n, c))), or one added with
+      `modes.register`.
     c_init, c_base: exploration schedule c(s) = log((n + c_base + 1) / c_base)
       + c_init, n = sum_b N(s, b).
     q_init: Q of unvisited edges in selection (-1: pessimistic first play).
@@ -207,8 +213,7 @@ class SearchConfig:
         # A float count would fail much later, inside jit, as a shape error.
         raise TypeError(f"SearchConfig.{field.name} must be an int, got {value!r} "
                         f"({type(value).__name__})")
-    if self.backup not in BACKUP_MODES:
-      raise ValueError(f"backup must be one of {BACKUP_MODES}, got {self.backup!r}")
+    modes.get(self.backup)   # a ValueError naming the known modes
     if self.num_simulations < 0:
       raise ValueError(f"num_simulations must be >= 0, got {self.num_simulations}")
     if self.max_nodes is not None and self.max_nodes < 1:
@@ -317,30 +322,40 @@ class SearchConfig:
     return self.expansion_policy != "all"
 
   @property
+  def mode(self) -> modes.BackupMode:
+    """The backup mode named by `backup` (`mcgs_jax.modes`)."""
+    return modes.get(self.backup)
+
+  @property
   def uses_table(self) -> bool:
-    """Nodes are indexed by key in a hash table (every mode but `tree`)."""
-    return self.backup in ("mcgs", "tt_cache", "katago")
+    """Nodes are indexed by key in a hash table (every built-in mode but
+    `tree`; `BackupMode.uses_table`)."""
+    return self.mode.uses_table
 
   @property
   def links_transpositions(self) -> bool:
-    """A new edge whose key is known links to the existing node (a graph)."""
-    return self.backup in ("mcgs", "katago")
+    """A new edge whose key is known links to the existing node (a graph;
+    `BackupMode.links_transpositions`)."""
+    return self.mode.links_transpositions
 
   @property
   def corrects_transpositions(self) -> bool:
-    """Diverged transpositions end a simulation with a correction (Alg. 2)."""
-    return self.backup == "mcgs"
+    """Diverged transpositions end a simulation with a correction (Alg. 2;
+    `BackupMode.corrects_transpositions`)."""
+    return self.mode.corrects_transpositions
 
   @property
   def caches_evaluations(self) -> bool:
-    """A known key's network result is copied into a new tree node."""
-    return self.backup == "tt_cache"
+    """A known key's network result is copied into a new tree node
+    (`BackupMode.caches_evaluations`)."""
+    return self.mode.caches_evaluations
 
   @property
   def recomputes_values(self) -> bool:
     """Each path node's value is recomputed from its children's current
-    values in the backup, and an edge's Q is read off its child (katago)."""
-    return self.backup == "katago"
+    values in the backup, and an edge's Q is read off its child (katago;
+    `BackupMode.recomputes_values`)."""
+    return self.mode.recomputes_values
 
   @property
   def hard_pruning(self) -> bool:
