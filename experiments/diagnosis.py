@@ -241,13 +241,16 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
     figures = evaluation.ground_truth_figures(env, eval_fn, variables, jax.random.PRNGKey(0),
                                               config)
     row = dict(variant=name, iteration=iteration, cpu_s=evals[-1]["cpu_s"], positions=positions)
-    for kind in ("search", "policy"):
+    # The value head alone (outcome read from the value): what the search
+    # leans on once the policy is good.
+    for kind in ("search", "policy", "value"):
       errors = [figures[f"{kind}_c4_error_{s}"] for s in SETS]
       row.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
       row[f"{kind}_mean"] = sum(errors) / len(errors)
     rows.append(row)
     print(f"{name}: search mean {100 * row['search_mean']:.1f}%, policy mean "
-          f"{100 * row['policy_mean']:.1f}% ({positions} positions per set)", flush=True)
+          f"{100 * row['policy_mean']:.1f}%, value mean {100 * row['value_mean']:.1f}% "
+          f"({positions} positions per set)", flush=True)
     os.makedirs(docs, exist_ok=True)
     with open(path, "w", newline="") as f:
       writer = csv.DictWriter(f, fieldnames=list(rows[0]))

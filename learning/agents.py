@@ -308,16 +308,36 @@ def act_in_chunks(agent: Agent, rng: jax.Array, states: Any, chunk_size: int) ->
   Raises:
     ValueError: `chunk_size` < 1, or as `agent.act`.
   """
+  return map_in_chunks(lambda chunk, part: agent.act(jax.random.fold_in(rng, chunk), part),
+                       states, chunk_size, np.int32)
+
+
+def map_in_chunks(fn: Any, states: Any, chunk_size: int, dtype: Any) -> np.ndarray:
+  """`fn` over M positions, `chunk_size` at a time, each chunk padded to
+  `chunk_size` (the last position repeated) so that one compile serves all.
+
+  Args:
+    fn: `(chunk index, states [chunk_size]) -> array [chunk_size, ...]`.
+    states: a batch of states [M] (numpy or jax arrays; `ply` gives M).
+    chunk_size: positions per call.
+    dtype: the result's dtype.
+
+  Returns:
+    np.ndarray [M, ...], the rows of the padding dropped.
+
+  Raises:
+    ValueError: `chunk_size` < 1.
+  """
   if chunk_size < 1:
     raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
   count = int(np.shape(states.ply)[0])
   if count == 0:
-    return np.zeros((0,), np.int32)
-  actions = []
+    return np.zeros((0,), dtype)
+  results = []
   for chunk, start in enumerate(range(0, count, chunk_size)):
     size = min(chunk_size, count - start)
     index = start + np.minimum(np.arange(chunk_size), size - 1)
     # Gathered on the host: a device gather would compile once per count M.
     part = jax.tree.map(lambda x, index=index: np.asarray(x)[index], states)
-    actions.append(np.asarray(agent.act(jax.random.fold_in(rng, chunk), part))[:size])
-  return np.concatenate(actions).astype(np.int32)
+    results.append(np.asarray(fn(chunk, part))[:size])
+  return np.concatenate(results).astype(dtype)

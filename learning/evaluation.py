@@ -23,6 +23,7 @@ from typing import Any
 
 import jax
 
+from envs import connect4
 from learning import agents
 from learning import arena
 from learning import checkpoint
@@ -72,8 +73,10 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
     config: the TrainConfig (`eval_simulations`, `eval_positions`).
 
   Returns:
-    {"policy_<figure>": value, "search_<figure>": value}, or {} for an env
-    without ground truth.
+    {"policy_<figure>": value, "search_<figure>": value}, and for Connect-4
+    the value head's `value_c4_error_<set>`
+    (`ground_truth.connect4_value_errors`); {} for an env without ground
+    truth.
   """
   policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables, name="policy")
   search = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
@@ -87,6 +90,9 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
     except ValueError:
       return {}   # No ground truth for this env.
     figures.update({f"{prefix}_{k}": v for k, v in values.items()})
+  if isinstance(env, connect4.Connect4):
+    values = ground_truth.connect4_value_errors(eval_fn, variables, rng, **limits)
+    figures.update({f"value_{k}": v for k, v in values.items()})
   return figures
 
 

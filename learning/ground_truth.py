@@ -22,8 +22,14 @@ dict whose names can be metrics columns:
   critical_kept    among positions where some legal move loses value, share
                    where the agent's move does not
   c4_error_L3_R1   Connect-4 error rate on Test_L3_R1 (one per set)
+
+`connect4_value_errors(eval_fn, params, rng)` measures the value head alone
+on the same positions, under the same names `c4_error_<set>` (callers
+prefix them): the share of positions whose value falls in the wrong
+outcome band (win > 1/3, loss < -1/3, draw between) for the exact outcome.
 """
 
+import functools
 import warnings
 from typing import Any
 
@@ -147,6 +153,60 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
     errors = sum(not p.preserves(int(a)) if 0 <= a < connect4.NUM_COLS else True
                  for p, a in zip(positions, actions))
     figures[f"c4_error_{name}"] = errors / len(positions)
+  return figures
+
+
+# A value above this (below its negative) reads as a win (a loss); a draw between.
+VALUE_BAND = 1.0 / 3.0
+
+
+@functools.partial(jax.jit, static_argnames="eval_fn")
+def _values(params, rng, states, eval_fn):
+  return eval_fn(params, rng, states)[1]
+
+
+def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
+                          sets: tuple[str, ...] = tuple(C4_SETS),
+                          positions_per_set: int | None = 100,
+                          chunk_size: int = 100) -> dict[str, float]:
+  """How often the network's value misreads the outcome of Pons' positions.
+
+  The value (mover's view, in [-1, 1]) reads as a win above `VALUE_BAND`, a
+  loss below `-VALUE_BAND` and a draw between; an error is a reading that
+  differs from the exact outcome. It measures the value head alone, which a
+  search leans on as the policy head improves.
+
+  Args:
+    eval_fn: `(params, rng, states) -> (logits, value)`, hashable.
+    params: the network parameters.
+    rng: a PRNG key (for `eval_fn`).
+    sets: set names, e.g. ("L3_R1", "L2_R2").
+    positions_per_set: the first this many positions of each set (None:
+      all 1000).
+    chunk_size: positions per network call (padded: one compile).
+
+  Returns:
+    {'c4_error_<set>': share in [0, 1]}; a set whose file is missing
+    is left out with a warning.
+  """
+  figures = {}
+  for index, name in enumerate(sets):
+    name = name.removeprefix("Test_")
+    try:
+      positions = pons.load_set(name, positions_per_set)
+    except FileNotFoundError as error:
+      warnings.warn(f"Connect-4 set {name} skipped: {error}")
+      continue
+    states = jax.tree.map(lambda *xs: np.stack(xs),
+                          *[jax.tree.map(np.asarray, connect4.from_moves(p.moves))
+                            for p in positions])
+    values = agents_lib.map_in_chunks(
+        lambda chunk, part, index=index: _values(
+            params, jax.random.fold_in(rng, index * 1000 + chunk), part, eval_fn),
+        states, chunk_size, np.float32)
+    read = np.where(values > VALUE_BAND, 1, np.where(values < -VALUE_BAND, -1, 0))
+    truth = np.sign([p.score for p in positions])
+    figures[f"c4_error_{name}"] = float(np.mean(read != truth))
   return figures
 
 

@@ -4,6 +4,7 @@ error rates on Pons' sets, and the agents they are measured on."""
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -188,3 +189,24 @@ def test_search_agent_error_rate_on_end_games():
   # End games: 200 simulations with rollouts keep the outcome in nearly all
   # of them (all 48 here), random play misses it in about one in five.
   assert figures["c4_error_L3_R1"] <= 0.1 and random["c4_error_L3_R1"] >= 0.15
+
+
+@pytest.mark.parametrize("value", [0.0, 0.9, -0.5])
+def test_connect4_value_errors_read_outcome_bands(value):
+  """A constant value reads as one outcome everywhere (draw at 0, win at 0.9,
+  loss at -0.5): its error is the share of positions with another outcome."""
+  _needs_pons_data()
+  env = envs.make("connect4")
+
+  def constant(params, rng, state):
+    del params, rng
+    batch = state.legal_action_mask.shape[:-1]
+    return jnp.zeros(batch + (env.num_actions,)), jnp.full(batch, value)
+
+  figures = ground_truth.connect4_value_errors(constant, None, RNG, sets=("L3_R1", "L2_R2"),
+                                               positions_per_set=60, chunk_size=32)
+  outcome = 0 if value == 0 else int(np.sign(value))
+  for name in ("L3_R1", "L2_R2"):
+    truth = np.sign([p.score for p in pons.load_set(name, 60)])
+    assert figures[f"c4_error_{name}"] == pytest.approx(np.mean(truth != outcome))
+    assert 0.0 < figures[f"c4_error_{name}"] < 1.0
