@@ -4,6 +4,7 @@
   python -m experiments.diagnosis run --all --budget 1200
   python -m experiments.diagnosis summarize                   # CSVs, table, plots
   python -m experiments.diagnosis final-eval                  # last snapshots, 1000 positions
+  python -m experiments.diagnosis value-curve runs/connect4 --positions 400   # value head per snapshot
   python -m experiments.diagnosis list
 
 Every variant starts from `BASE` (the settings of the Connect-4 agent shipped
@@ -42,6 +43,7 @@ import jax
 from learning import checkpoint
 from learning import config as config_lib
 from learning import evaluation
+from learning import ground_truth
 
 ROOT = "runs/diagnosis"
 DOCS = "docs/learning/diagnosis"
@@ -259,11 +261,44 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
   return rows
 
 
+def value_curve(directory: str, out: str, positions: int) -> list[dict]:
+  """The value head's error at every snapshot of a Connect-4 run.
+
+  Writes `out` (CSV: iteration, the six `value_c4_error_<set>` and their
+  mean) and returns the rows.
+  """
+  config = config_lib.TrainConfig.from_json(
+      config_lib.load_json(os.path.join(directory, "config.json")))
+  env, network, eval_fn = checkpoint.build_network(config)
+  template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
+  snapshots = sorted(int(name.split("_")[1].split(".")[0])
+                     for name in os.listdir(os.path.join(directory, "snapshots")))
+  rows = []
+  for iteration in snapshots:
+    variables = checkpoint.read_variables(evaluation.snapshot_path(directory, iteration), template)
+    figures = ground_truth.connect4_value_errors(eval_fn, variables, jax.random.PRNGKey(0),
+                                                 positions_per_set=positions)
+    row = dict(iteration=iteration, **{f"value_c4_error_{s}": figures[f"c4_error_{s}"]
+                                       for s in SETS})
+    row["value_mean"] = sum(figures[f"c4_error_{s}"] for s in SETS) / len(SETS)
+    rows.append(row)
+    print(f"iteration {iteration}: value errors % "
+          + "/".join(f"{100 * figures[f'c4_error_{s}']:.0f}" for s in SETS), flush=True)
+  os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+  with open(out, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  return rows
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("command", choices=("run", "summarize", "list", "final-eval"))
-  parser.add_argument("variants", nargs="*", help="variant names (run)")
+  parser.add_argument("command", choices=("run", "summarize", "list", "final-eval",
+                                          "value-curve"))
+  parser.add_argument("variants", nargs="*",
+                      help="variant names (run, final-eval); value-curve: a run directory")
   parser.add_argument("--all", action="store_true", help="run every variant, in order")
   parser.add_argument("--budget", type=float, default=1200.0,
                       help="cpu_s per run, seconds (default 1200)")
@@ -275,6 +310,10 @@ def main(argv=None):
   if args.command == "list":
     for name, (description, changes) in VARIANTS.items():
       print(f"{name:12s} {description}: {json.dumps(changes)}")
+  elif args.command == "value-curve":
+    for directory in args.variants:
+      name = os.path.basename(os.path.normpath(directory))
+      value_curve(directory, os.path.join(args.docs, f"value_curve_{name}.csv"), args.positions)
   elif args.command == "final-eval":
     final_evaluation(args.root, args.docs, args.positions, args.variants or None)
   elif args.command == "run":
