@@ -9,8 +9,11 @@ other games), then trains a fresh network on the buffer alone (Adam 1e-3,
 the run's loss and batch size, a random symmetry per example) and prints,
 every sixth of the updates, the training value loss beside the held-out
 value MSE, overall and on late positions (>= 24 stones), and the held-out
-policy cross-entropy. A value head that memorises its targets shows a falling
-training loss and a flat held-out error. Rows go to `--csv`.
+policy cross-entropy, and how often the value of a late held-out position
+reads its exact outcome (the solver; win > 1/3, loss < -1/3, draw between)
+next to how often the targets' sign is that outcome. A value head that
+memorises its targets shows a falling training loss and a flat held-out
+error. Rows go to `--csv`.
 """
 
 import argparse
@@ -25,6 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import networks
+from envs import connect4
+from envs import connect4_solver
 from learning import checkpoint
 from learning import config as config_lib
 from learning import loop
@@ -33,6 +38,23 @@ from learning import trainer
 from networks import losses
 
 LATE_STONES = 24
+
+
+def exact_outcomes(observations: np.ndarray) -> np.ndarray:
+  """The exact outcome (+1 win, 0 draw, -1 loss, mover's view) of Connect-4
+  positions given as observations [M, 6, 7, 2] (the project's solver)."""
+  solver = connect4_solver.default_solver()
+  outcomes = []
+  for planes in observations.astype(bool):
+    own = mask = 0
+    for row in range(connect4.NUM_ROWS):
+      for column in range(connect4.NUM_COLS):
+        # Pons' bit layout: column * 7 + height; observation row 0 is the top.
+        bit = 1 << (column * (connect4.NUM_ROWS + 1) + connect4.NUM_ROWS - 1 - row)
+        own |= bit if planes[row, column, 0] else 0
+        mask |= bit if planes[row, column, 0] or planes[row, column, 1] else 0
+    outcomes.append(np.sign(solver.solve_bits(own, mask, int(planes.sum()))))
+  return np.array(outcomes)
 
 
 def held_out(run: loop.Run, calls: int, seed: int):
@@ -72,8 +94,11 @@ def main(argv=None):
   finally:
     run.close()
   late = hold.observation.reshape(len(hold.value), -1).sum(axis=-1) >= LATE_STONES
+  exact = exact_outcomes(hold.observation[late])
+  target_agrees = float(np.mean(np.sign(np.round(hold.value[late], 3)) == exact))
   print(f"buffer {int(buffer.size)} examples; held-out {len(hold.value)} ({int(late.sum())} late), "
-        f"target variance {np.var(hold.value):.3f}", flush=True)
+        f"target variance {np.var(hold.value):.3f}; the targets' sign is the exact outcome in "
+        f"{100 * target_agrees:.0f}% of the late positions", flush=True)
   name, kwargs = args.network[0], json.loads(args.network[1])
   network = networks.make(name, env, **kwargs)
   apply = jax.jit(lambda v, o: network.apply(v, o))
@@ -90,16 +115,20 @@ def main(argv=None):
     done += count
     logits, value = apply(variables, jnp.asarray(hold.observation))
     value, log_probs = np.asarray(value), np.asarray(jax.nn.log_softmax(logits))
+    read = np.where(value > 1 / 3, 1, np.where(value < -1 / 3, -1, 0))
     row = dict(network=name, network_kwargs=json.dumps(kwargs), updates=done,
                cpu_s=time.process_time() - start, train_value=float(metrics["value"]),
                held_out_value_mse=float(np.mean((value - hold.value) ** 2)),
                held_out_late_value_mse=float(np.mean((value[late] - hold.value[late]) ** 2)),
+               late_value_reads_exact=float(np.mean(read[late] == exact)),
+               late_targets_exact=target_agrees,
                held_out_policy_ce=float(-np.mean(np.sum(
                    np.where(hold.policy > 0, hold.policy * log_probs, 0.0), axis=-1))))
     rows.append(row)
     print(f"{done} updates ({row['cpu_s']:.0f} CPU s): training value loss "
           f"{row['train_value']:.3f}, held-out value MSE {row['held_out_value_mse']:.3f} "
-          f"(late {row['held_out_late_value_mse']:.3f}), held-out policy cross-entropy "
+          f"(late {row['held_out_late_value_mse']:.3f}; the late value reads the exact outcome in "
+          f"{100 * row['late_value_reads_exact']:.0f}%), held-out policy cross-entropy "
           f"{row['held_out_policy_ce']:.3f}", flush=True)
   if args.csv:
     os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
