@@ -99,6 +99,14 @@ VARIANTS = {
     "combo_b": ("gumbel32 + value_mix + games open with 0-8 random moves",
                 dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
                      opening_plies=8)),
+    # combo_b with one more change each: do the Gumbel root and the solver
+    # matter inside it (the solver's proven values enter the search-value
+    # targets)?
+    "combo_b_puct": ("value_mix + games open with 0-8 random moves (PUCT, 64 simulations)",
+                     dict(outcome_weight=0.5, opening_plies=8)),
+    "combo_b_solver": ("combo_b + terminal solver in self-play",
+                       dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
+                            opening_plies=8, solver=True)),
 }
 
 
