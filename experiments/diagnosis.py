@@ -257,9 +257,13 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
       errors = [figures[f"{kind}_c4_error_{s}"] for s in SETS]
       row.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
       row[f"{kind}_mean"] = sum(errors) / len(errors)
+    signs = [figures[f"value_c4_sign_error_{s}"] for s in SETS]
+    row.update({f"value_sign_{s}": e for s, e in zip(SETS, signs)})
+    row["value_sign_mean"] = sum(signs) / len(signs)
     rows.append(row)
     print(f"{name}: search mean {100 * row['search_mean']:.1f}%, policy mean "
           f"{100 * row['policy_mean']:.1f}%, value mean {100 * row['value_mean']:.1f}% "
+          f"(sign {100 * row['value_sign_mean']:.1f}%) "
           f"({positions} positions per set)", flush=True)
     os.makedirs(docs, exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -273,7 +277,8 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   """The value head's error at every snapshot of a Connect-4 run.
 
   Writes `out` (CSV: iteration, the six `value_c4_error_<set>` and their
-  mean) and returns the rows.
+  mean, the six `value_c4_sign_error_<set>` and their mean) and returns the
+  rows.
   """
   config = config_lib.TrainConfig.from_json(
       config_lib.load_json(os.path.join(directory, "config.json")))
@@ -289,9 +294,12 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
     row = dict(iteration=iteration, **{f"value_c4_error_{s}": figures[f"c4_error_{s}"]
                                        for s in SETS})
     row["value_mean"] = sum(figures[f"c4_error_{s}"] for s in SETS) / len(SETS)
+    row.update({f"value_c4_sign_error_{s}": figures[f"c4_sign_error_{s}"] for s in SETS})
+    row["value_sign_mean"] = sum(figures[f"c4_sign_error_{s}"] for s in SETS) / len(SETS)
     rows.append(row)
     print(f"iteration {iteration}: value errors % "
-          + "/".join(f"{100 * figures[f'c4_error_{s}']:.0f}" for s in SETS), flush=True)
+          + "/".join(f"{100 * figures[f'c4_error_{s}']:.0f}" for s in SETS) + ", sign errors % "
+          + "/".join(f"{100 * figures[f'c4_sign_error_{s}']:.0f}" for s in SETS), flush=True)
   os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
   with open(out, "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=list(rows[0]))

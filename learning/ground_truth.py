@@ -186,8 +186,10 @@ def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
     chunk_size: positions per network call (padded: one compile).
 
   Returns:
-    {'c4_error_<set>': share in [0, 1]}; a set whose file is missing
-    is left out with a warning.
+    {'c4_error_<set>': share of positions misread, 'c4_sign_error_<set>':
+    share of the won and lost positions whose value has the wrong sign (no
+    band; NaN for a set without them)}; a set whose file is missing is left
+    out with a warning.
   """
   figures = {}
   for index, name in enumerate(sets):
@@ -207,6 +209,11 @@ def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
     read = np.where(values > VALUE_BAND, 1, np.where(values < -VALUE_BAND, -1, 0))
     truth = np.sign([p.score for p in positions])
     figures[f"c4_error_{name}"] = float(np.mean(read != truth))
+    # Without the band: a network trained on targets mixed with search values
+    # keeps its values nearer 0, which the band reads as draws.
+    decisive = truth != 0
+    figures[f"c4_sign_error_{name}"] = (float(np.mean(np.sign(values[decisive]) != truth[decisive]))
+                                        if decisive.any() else float("nan"))
   return figures
 
 

@@ -210,3 +210,5 @@ def test_connect4_value_errors_read_outcome_bands(value):
     truth = np.sign([p.score for p in pons.load_set(name, 60)])
     assert figures[f"c4_error_{name}"] == pytest.approx(np.mean(truth != outcome))
     assert 0.0 < figures[f"c4_error_{name}"] < 1.0
+    decisive = truth[truth != 0]
+    assert figures[f"c4_sign_error_{name}"] == pytest.approx(np.mean(np.sign(value) != decisive))
