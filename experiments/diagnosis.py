@@ -44,6 +44,7 @@ from learning import checkpoint
 from learning import config as config_lib
 from learning import evaluation
 from learning import ground_truth
+from learning import loop
 
 ROOT = "runs/diagnosis"
 DOCS = "docs/learning/diagnosis"
@@ -266,10 +267,7 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
           f"(sign {100 * row['value_sign_mean']:.1f}%) "
           f"({positions} positions per set)", flush=True)
     os.makedirs(docs, exist_ok=True)
-    with open(path, "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-      writer.writeheader()
-      writer.writerows(rows)
+    loop.write_metrics(path, rows)
   return rows
 
 
@@ -301,10 +299,7 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
           + "/".join(f"{100 * figures[f'c4_error_{s}']:.0f}" for s in SETS) + ", sign errors % "
           + "/".join(f"{100 * figures[f'c4_sign_error_{s}']:.0f}" for s in SETS), flush=True)
   os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-  with open(out, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
+  loop.write_metrics(out, rows)
   return rows
 
 

@@ -17,7 +17,6 @@ error. Rows go to `--csv`.
 """
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -132,10 +131,7 @@ def main(argv=None):
           f"{row['held_out_policy_ce']:.3f}", flush=True)
   if args.csv:
     os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-      writer.writeheader()
-      writer.writerows(rows)
+    loop.write_metrics(args.csv, rows)
 
 
 if __name__ == "__main__":

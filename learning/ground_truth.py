@@ -111,6 +111,22 @@ def keeps_value_rate(env: Any, agent: agents_lib.Agent, rng: jax.Array,
   return figures
 
 
+def _pons_sets(sets, positions_per_set):
+  """(index, name, positions, states [M]) for each of Pons' sets found; a set
+  whose file is missing is skipped with a warning."""
+  for index, name in enumerate(sets):
+    name = name.removeprefix("Test_")
+    try:
+      positions = pons.load_set(name, positions_per_set)
+    except FileNotFoundError as error:
+      warnings.warn(f"Connect-4 set {name} skipped: {error}")
+      continue
+    states = jax.tree.map(lambda *xs: np.stack(xs),
+                          *[jax.tree.map(np.asarray, connect4.from_moves(p.moves))
+                            for p in positions])
+    yield index, name, positions, states
+
+
 def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
                          sets: tuple[str, ...] = tuple(C4_SETS),
                          positions_per_set: int | None = 100,
@@ -139,16 +155,7 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
   if positions_per_set is not None and positions_per_set < 1:
     raise ValueError(f"positions_per_set must be >= 1 or None, got {positions_per_set}")
   figures = {}
-  for index, name in enumerate(sets):
-    name = name.removeprefix("Test_")
-    try:
-      positions = pons.load_set(name, positions_per_set)
-    except FileNotFoundError as error:
-      warnings.warn(f"Connect-4 set {name} skipped: {error}")
-      continue
-    states = jax.tree.map(lambda *xs: np.stack(xs),
-                          *[jax.tree.map(np.asarray, connect4.from_moves(p.moves))
-                            for p in positions])
+  for index, name, positions, states in _pons_sets(sets, positions_per_set):
     actions = agents_lib.act_in_chunks(agent, jax.random.fold_in(rng, index), states, chunk_size)
     errors = sum(not p.preserves(int(a)) if 0 <= a < connect4.NUM_COLS else True
                  for p, a in zip(positions, actions))
@@ -192,16 +199,7 @@ def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
     out with a warning.
   """
   figures = {}
-  for index, name in enumerate(sets):
-    name = name.removeprefix("Test_")
-    try:
-      positions = pons.load_set(name, positions_per_set)
-    except FileNotFoundError as error:
-      warnings.warn(f"Connect-4 set {name} skipped: {error}")
-      continue
-    states = jax.tree.map(lambda *xs: np.stack(xs),
-                          *[jax.tree.map(np.asarray, connect4.from_moves(p.moves))
-                            for p in positions])
+  for index, name, positions, states in _pons_sets(sets, positions_per_set):
     values = agents_lib.map_in_chunks(
         lambda chunk, part, index=index: _values(
             params, jax.random.fold_in(rng, index * 1000 + chunk), part, eval_fn),
