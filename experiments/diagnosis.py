@@ -108,6 +108,9 @@ VARIANTS = {
     "combo_b_solver": ("combo_b + terminal solver in self-play",
                        dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
                             opening_plies=8, solver=True)),
+    "combo_b_2x": ("combo_b + twice the updates per iteration (replay ratio x2)",
+                   dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
+                        opening_plies=8, updates_per_iteration=64)),
 }
 
 
