@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo play train test test-slow bench bench-quick bench-envs accuracy clean
+.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ train: $(STAMP)
 	$(PY) -m experiments.train --env $(ENV) --out runs/$(subst :,_,$(subst $(comma),_,$(ENV)))
 
 comma := ,
+
+# The shipped Connect-4 agent: 3 hours of CPU (10800 s of self-play and
+# training, evaluations aside) from scratch; rerun to resume.
+train-connect4: $(STAMP)
+	$(PY) -m experiments.train --env connect4 --out runs/connect4 --cpu-budget 10800
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m "not slow"

@@ -29,7 +29,7 @@ Every agent plays deterministically (most visited move, no root noise).
 * Connect-4 openings: positions of Pons' set L1_R3 whose exact score is
   within +-`--max-score` (drawn, or won only with one of the last stones),
   each played twice with colours swapped. Networks: `shipped` is
-  networks/pretrained/connect4 (iteration 440 of runs/connect4), `weak` the
+  networks/pretrained/connect4 (iteration 440 of runs/connect4_v1), `weak` the
   same run's snapshot at iteration 10.
 * Nim: a deliberately imperfect evaluator (`NoisyNimEval`): the exact value
   (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
@@ -90,7 +90,7 @@ from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-imp
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
 SHIPPED = "networks/pretrained/connect4"
-RUN = "runs/connect4"
+RUN = "runs/connect4_v1"
 WEAK_ITERATION = 10
 SIMULATIONS_PER_EVAL = 4
 NIM_SIMULATIONS_PER_EVAL = 16

@@ -324,12 +324,17 @@ _DEFAULTS = {
                       temperature_moves=9, opening_plies=4, batch_size=256,
                       updates_per_iteration=32, replay_capacity=40_000,
                       decay_updates=12800, eval_every=10, eval_solver=True),
+    # docs/learning/diagnosis.md: Gumbel self-play with 32 simulations,
+    # value targets half outcome and half search value, and games opening
+    # with 0-8 random moves; a cosine decay over the ~32k updates of a
+    # 3-hour run (`make train-connect4`).
     "connect4": dict(network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
-                     simulations=64, games=128, moves_per_iteration=14,
-                     temperature_moves=8, batch_size=256, updates_per_iteration=32,
-                     replay_capacity=100_000, min_replay=4096, learning_rate=1e-3,
-                     eval_every=10, eval_simulations=200, eval_positions=100,
-                     dirichlet_alpha=0.5, node_factor=3.0),
+                     root_policy="gumbel", simulations=32, games=128, moves_per_iteration=14,
+                     temperature_moves=8, opening_plies=8, outcome_weight=0.5,
+                     batch_size=256, updates_per_iteration=32, replay_capacity=100_000,
+                     min_replay=4096, learning_rate=1e-3, decay_updates=32_000,
+                     eval_every=0, eval_every_s=600.0, eval_simulations=200,
+                     eval_positions=100, dirichlet_alpha=0.5, node_factor=3.0),
     "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
                 simulations=64, games=128, moves_per_iteration=16, temperature_moves=16,
                 opening_plies=4, updates_per_iteration=32, replay_capacity=40_000,
@@ -344,7 +349,7 @@ _DEFAULTS = {
 
 
 # Iterations a run trains for when `--iterations` is not given.
-_ITERATIONS = {"tictactoe": 400, "connect4": 1000, "nim": 300, "nim:3,20": 100,
+_ITERATIONS = {"tictactoe": 400, "connect4": 100_000, "nim": 300, "nim:3,20": 100,
                "hsr:4,4,16": 300}
 
 
