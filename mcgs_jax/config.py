@@ -1,4 +1,13 @@
-"""Search hyperparameters: one frozen, hashable config (a static jit argument)."""
+"""Search hyperparameters: one frozen, hashable config (a static jit argument).
+
+`SearchConfig` takes every field flat, as users construct it. Its fields fall
+into five concerns, each a frozen dataclass that validates itself:
+`BudgetConfig` (simulations, capacity, steps), `BackupConfig` (the mode and
+the values it backs up), `ExplorationConfig` (selection below the move
+choice: PUCT, noise, pruning, RAVE, expansion), `RootConfig` (PUCT or Gumbel
+root, the move choice) and `SolverConfig`. `config.budget`, `config.root`, ...
+read a config's groups; `SearchConfig.from_groups(...)` builds one from them.
+"""
 
 import dataclasses
 import numbers
@@ -12,6 +21,204 @@ PRUNING_MODES = ("off", "soft", "hard")
 MOVE_CHOICES = ("visits", "lcb")
 ROOT_POLICIES = ("puct", "gumbel")
 EXPANSION_POLICIES = ("all", "visits", "probability")
+
+
+def _check_ints(group) -> None:
+  """A float or bool count would fail much later, inside jit, as a shape
+  error: refused at construction."""
+  for field in dataclasses.fields(group):
+    value = getattr(group, field.name)
+    if (field.type in (int, int | None) and value is not None
+        and (isinstance(value, bool) or not isinstance(value, numbers.Integral))):
+      raise TypeError(f"SearchConfig.{field.name} must be an int, got {value!r} "
+                      f"({type(value).__name__})")
+
+
+class _Group:
+  """A concern's fields of `SearchConfig`, validated on construction."""
+
+  @classmethod
+  def of(cls, config: "SearchConfig"):
+    """This group's fields read off `config` (validated)."""
+    return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
+class BudgetConfig(_Group):
+  """How much a search may do, and the memory it has for it."""
+  num_simulations: int = 800
+  max_nodes: int | None = None
+  table_size: int | None = None
+  max_probes: int = 16
+  max_depth: int = 64
+  max_nn_evals: int | None = None
+  free_retries: int = 8
+  leaves_per_step: int = 1
+
+  def __post_init__(self):
+    _check_ints(self)
+    if self.num_simulations < 0:
+      raise ValueError(f"num_simulations must be >= 0, got {self.num_simulations}")
+    if self.max_nodes is not None and self.max_nodes < 1:
+      raise ValueError(f"max_nodes must be >= 1 (the root), got {self.max_nodes}")
+    if self.table_size is not None and (self.table_size < 1 or
+                                        self.table_size & (self.table_size - 1)):
+      raise ValueError(f"table_size must be a power of two, got {self.table_size}")
+    if self.max_probes < 1 or self.max_depth < 1:
+      raise ValueError("max_probes and max_depth must be >= 1")
+    if self.max_nn_evals is not None and self.max_nn_evals < 1:
+      raise ValueError(f"max_nn_evals must be >= 1 (the root), got {self.max_nn_evals}")
+    if self.leaves_per_step < 1:
+      raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
+    if self.leaves_per_step > 1 and self.max_nn_evals is not None:
+      raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
+    if self.free_retries < 0:
+      raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
+
+
+@dataclasses.dataclass(frozen=True)
+class BackupConfig(_Group):
+  """What a simulation's value updates, and how."""
+  backup: str = "mcgs"
+  q_eps: float = 0.01
+  value_min: float = -1.0
+  value_max: float = 1.0
+  backup_window: int = 0
+  check_evaluator: bool = False
+
+  def __post_init__(self):
+    _check_ints(self)
+    modes.get(self.backup)   # a ValueError naming the known modes
+    if self.value_min >= self.value_max:
+      raise ValueError("value_min must be < value_max")
+    if self.backup_window < 0:
+      raise ValueError(f"backup_window must be >= 0 (0: the whole path), got {self.backup_window}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplorationConfig(_Group):
+  """How a descent chooses its edges below the root's move choice: PUCT, the
+  priors, the noise, and the enhancements that change or restrict the
+  choice (epsilon-greedy, constraint-first, pruning, RAVE, expansion)."""
+  c_init: float = 2.5
+  c_base: float = 19652.0
+  q_init: float = -1.0
+  node_temperature: float = 1.0
+  dirichlet_fraction: float = 0.0
+  dirichlet_alpha: float = 0.3
+  eps_greedy: float = 0.0
+  eps_constraint: float = 0.0
+  eps_decay: float = 1.0
+  min_root_visit_fraction: float = 0.0
+  progressive_pruning: str = "off"
+  pruning_r_d: float = 1.0
+  pruning_min_visits: int = 100
+  pruning_max_visits_per_move: int = 10000
+  rave: bool = False
+  rave_b: float = 0.1
+  expansion_policy: str = "all"
+  expansion_threshold: float = 1.0
+
+  def __post_init__(self):
+    _check_ints(self)
+    if not self.node_temperature > 0:
+      raise ValueError(f"node_temperature must be > 0, got {self.node_temperature}")
+    if not 0 <= self.dirichlet_fraction <= 1 or not self.dirichlet_alpha > 0:
+      raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
+    if not (0 <= self.eps_greedy <= 1 and 0 <= self.eps_constraint <= 1):
+      raise ValueError("eps_greedy and eps_constraint must be in [0, 1]")
+    if not 0 < self.eps_decay <= 1:
+      raise ValueError(f"eps_decay must be in (0, 1], got {self.eps_decay}")
+    if not 0 <= self.min_root_visit_fraction < 1:
+      raise ValueError("min_root_visit_fraction must be in [0, 1), got "
+                       f"{self.min_root_visit_fraction}")
+    if self.progressive_pruning not in PRUNING_MODES:
+      raise ValueError(f"progressive_pruning must be one of {PRUNING_MODES}, "
+                       f"got {self.progressive_pruning!r}")
+    if not self.pruning_r_d >= 0:
+      raise ValueError(f"pruning_r_d must be >= 0, got {self.pruning_r_d}")
+    if self.pruning_min_visits < 1:
+      raise ValueError(f"pruning_min_visits must be >= 1, got {self.pruning_min_visits}")
+    if self.pruning_max_visits_per_move < 0:
+      raise ValueError("pruning_max_visits_per_move must be >= 0, got "
+                       f"{self.pruning_max_visits_per_move}")
+    if not self.rave_b >= 0:
+      raise ValueError(f"rave_b must be >= 0, got {self.rave_b}")
+    if self.expansion_policy not in EXPANSION_POLICIES:
+      raise ValueError(f"expansion_policy must be one of {EXPANSION_POLICIES}, "
+                       f"got {self.expansion_policy!r}")
+    if self.expansion_policy == "visits" and not self.expansion_threshold >= 1:
+      raise ValueError("expansion_threshold must be >= 1 (a visit count) with "
+                       f"expansion_policy='visits', got {self.expansion_threshold}")
+    if self.expansion_policy == "probability" and not 0 < self.expansion_threshold <= 1:
+      raise ValueError("expansion_threshold must be in (0, 1] (a probability) with "
+                       f"expansion_policy='probability', got {self.expansion_threshold}")
+
+
+@dataclasses.dataclass(frozen=True)
+class RootConfig(_Group):
+  """The root: PUCT or the Gumbel root search, and how the move and the
+  policy target are read off it."""
+  root_policy: str = "puct"
+  max_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  value_scale: float = 0.1
+  maxvisit_init: float = 50.0
+  visit_temperature: float = 0.0
+  q_value_weight: float = 0.0
+  q_veto_delta: float = 0.0
+  move_choice: str = "visits"
+  lcb_z: float = 1.96
+  lcb_min_visit_fraction: float = 0.1
+  depth_i: int = 0
+
+  def __post_init__(self):
+    _check_ints(self)
+    if not (self.q_value_weight >= 0 and self.q_veto_delta >= 0):
+      raise ValueError("q_value_weight and q_veto_delta must be >= 0")
+    if not self.visit_temperature >= 0:
+      raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
+    if self.move_choice not in MOVE_CHOICES:
+      raise ValueError(f"move_choice must be one of {MOVE_CHOICES}, got {self.move_choice!r}")
+    if not self.lcb_z >= 0 or not 0 <= self.lcb_min_visit_fraction <= 1:
+      raise ValueError("lcb_z must be >= 0 and lcb_min_visit_fraction in [0, 1], got "
+                       f"{self.lcb_z}, {self.lcb_min_visit_fraction}")
+    if self.move_choice == "lcb" and self.visit_temperature > 0:
+      raise ValueError("move_choice='lcb' picks the move deterministically: it excludes "
+                       "visit_temperature > 0")
+    if self.root_policy not in ROOT_POLICIES:
+      raise ValueError(f"root_policy must be one of {ROOT_POLICIES}, got {self.root_policy!r}")
+    if self.max_considered_actions < 1:
+      raise ValueError(f"max_considered_actions must be >= 1, got {self.max_considered_actions}")
+    if not self.gumbel_scale >= 0:
+      raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale}")
+    if not (self.value_scale > 0 and self.maxvisit_init >= 0):
+      raise ValueError("value_scale must be > 0 and maxvisit_init >= 0, got "
+                       f"{self.value_scale} and {self.maxvisit_init}")
+    if self.root_policy == "gumbel" and (self.visit_temperature > 0 or self.q_value_weight > 0
+                                         or self.q_veto_delta > 0):
+      raise ValueError("root_policy='gumbel' chooses its move from the improved policy: "
+                       "visit_temperature, q_value_weight and q_veto_delta must be 0")
+    if self.depth_i not in (0, 1, 2):
+      raise ValueError(f"depth_i must be 0 (off), 1 or 2, got {self.depth_i}")
+    if self.depth_i and self.visit_temperature > 0:
+      raise ValueError("depth_i chooses the move by minimax; it cannot be combined with "
+                       "visit_temperature > 0 (a drawn move)")
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverConfig(_Group):
+  """The terminal solver."""
+  solver: bool = False
+  solver_bounds: bool = False
+
+  def __post_init__(self):
+    if self.solver_bounds and not self.solver:
+      raise ValueError("solver_bounds needs solver=True")
+
+
+# In the order their checks run.
+GROUPS = (BudgetConfig, BackupConfig, ExplorationConfig, RootConfig, SolverConfig)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,9 +361,14 @@ class SearchConfig:
       eps_greedy * eps_decay^t (Dual MCTS's decay term for the exploration
       the sliding window takes away). 1.0 (default) keeps eps_greedy.
 
+  The fields are grouped by concern (`BudgetConfig`, `BackupConfig`,
+  `ExplorationConfig`, `RootConfig`, `SolverConfig`), each group checking
+  its own values on construction.
+
   Raises:
     ValueError: on construction, for a value out of range or an unknown mode
-      string, and for switches that cannot be combined (see `__post_init__`).
+      string, and for switches that cannot be combined (the groups' checks).
+    TypeError: a count (an int field) given as a float or a bool.
   """
   num_simulations: int = 800
   backup: str = "mcgs"
@@ -206,99 +418,45 @@ class SearchConfig:
   check_evaluator: bool = False
 
   def __post_init__(self):
-    for field in dataclasses.fields(self):
-      value = getattr(self, field.name)
-      if (field.type in (int, int | None) and value is not None
-          and (isinstance(value, bool) or not isinstance(value, numbers.Integral))):
-        # A float count would fail much later, inside jit, as a shape error.
-        raise TypeError(f"SearchConfig.{field.name} must be an int, got {value!r} "
-                        f"({type(value).__name__})")
-    modes.get(self.backup)   # a ValueError naming the known modes
-    if self.num_simulations < 0:
-      raise ValueError(f"num_simulations must be >= 0, got {self.num_simulations}")
-    if self.max_nodes is not None and self.max_nodes < 1:
-      raise ValueError(f"max_nodes must be >= 1 (the root), got {self.max_nodes}")
-    if self.table_size is not None and (self.table_size < 1 or
-                                        self.table_size & (self.table_size - 1)):
-      raise ValueError(f"table_size must be a power of two, got {self.table_size}")
-    if self.max_probes < 1 or self.max_depth < 1:
-      raise ValueError("max_probes and max_depth must be >= 1")
-    if self.value_min >= self.value_max:
-      raise ValueError("value_min must be < value_max")
-    if not self.node_temperature > 0:
-      raise ValueError(f"node_temperature must be > 0, got {self.node_temperature}")
-    if not 0 <= self.dirichlet_fraction <= 1 or not self.dirichlet_alpha > 0:
-      raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
-    if not (self.q_value_weight >= 0 and self.q_veto_delta >= 0):
-      raise ValueError("q_value_weight and q_veto_delta must be >= 0")
-    if self.max_nn_evals is not None and self.max_nn_evals < 1:
-      raise ValueError(f"max_nn_evals must be >= 1 (the root), got {self.max_nn_evals}")
-    if not (0 <= self.eps_greedy <= 1 and 0 <= self.eps_constraint <= 1):
-      raise ValueError("eps_greedy and eps_constraint must be in [0, 1]")
-    if self.leaves_per_step < 1:
-      raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
-    if self.leaves_per_step > 1 and self.max_nn_evals is not None:
-      raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
-    if self.solver_bounds and not self.solver:
-      raise ValueError("solver_bounds needs solver=True")
-    if self.free_retries < 0:
-      raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
-    if not self.visit_temperature >= 0:
-      raise ValueError(f"visit_temperature must be >= 0, got {self.visit_temperature}")
-    if self.progressive_pruning not in PRUNING_MODES:
-      raise ValueError(f"progressive_pruning must be one of {PRUNING_MODES}, "
-                       f"got {self.progressive_pruning!r}")
-    if not self.pruning_r_d >= 0:
-      raise ValueError(f"pruning_r_d must be >= 0, got {self.pruning_r_d}")
-    if self.pruning_min_visits < 1:
-      raise ValueError(f"pruning_min_visits must be >= 1, got {self.pruning_min_visits}")
-    if self.pruning_max_visits_per_move < 0:
-      raise ValueError("pruning_max_visits_per_move must be >= 0, got "
-                       f"{self.pruning_max_visits_per_move}")
-    if self.move_choice not in MOVE_CHOICES:
-      raise ValueError(f"move_choice must be one of {MOVE_CHOICES}, got {self.move_choice!r}")
-    if not self.lcb_z >= 0 or not 0 <= self.lcb_min_visit_fraction <= 1:
-      raise ValueError("lcb_z must be >= 0 and lcb_min_visit_fraction in [0, 1], got "
-                       f"{self.lcb_z}, {self.lcb_min_visit_fraction}")
-    if self.move_choice == "lcb" and self.visit_temperature > 0:
-      raise ValueError("move_choice='lcb' picks the move deterministically: it excludes "
-                       "visit_temperature > 0")
-    if not 0 <= self.min_root_visit_fraction < 1:
-      raise ValueError("min_root_visit_fraction must be in [0, 1), got "
-                       f"{self.min_root_visit_fraction}")
-    if self.root_policy not in ROOT_POLICIES:
-      raise ValueError(f"root_policy must be one of {ROOT_POLICIES}, got {self.root_policy!r}")
-    if self.max_considered_actions < 1:
-      raise ValueError(f"max_considered_actions must be >= 1, got {self.max_considered_actions}")
-    if not self.gumbel_scale >= 0:
-      raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale}")
-    if not (self.value_scale > 0 and self.maxvisit_init >= 0):
-      raise ValueError("value_scale must be > 0 and maxvisit_init >= 0, got "
-                       f"{self.value_scale} and {self.maxvisit_init}")
-    if self.root_policy == "gumbel" and (self.visit_temperature > 0 or self.q_value_weight > 0
-                                         or self.q_veto_delta > 0):
-      raise ValueError("root_policy='gumbel' chooses its move from the improved policy: "
-                       "visit_temperature, q_value_weight and q_veto_delta must be 0")
-    if not self.rave_b >= 0:
-      raise ValueError(f"rave_b must be >= 0, got {self.rave_b}")
-    if self.expansion_policy not in EXPANSION_POLICIES:
-      raise ValueError(f"expansion_policy must be one of {EXPANSION_POLICIES}, "
-                       f"got {self.expansion_policy!r}")
-    if self.expansion_policy == "visits" and not self.expansion_threshold >= 1:
-      raise ValueError("expansion_threshold must be >= 1 (a visit count) with "
-                       f"expansion_policy='visits', got {self.expansion_threshold}")
-    if self.expansion_policy == "probability" and not 0 < self.expansion_threshold <= 1:
-      raise ValueError("expansion_threshold must be in (0, 1] (a probability) with "
-                       f"expansion_policy='probability', got {self.expansion_threshold}")
-    if self.depth_i not in (0, 1, 2):
-      raise ValueError(f"depth_i must be 0 (off), 1 or 2, got {self.depth_i}")
-    if self.backup_window < 0:
-      raise ValueError(f"backup_window must be >= 0 (0: the whole path), got {self.backup_window}")
-    if not 0 < self.eps_decay <= 1:
-      raise ValueError(f"eps_decay must be in (0, 1], got {self.eps_decay}")
-    if self.depth_i and self.visit_temperature > 0:
-      raise ValueError("depth_i chooses the move by minimax; it cannot be combined with "
-                       "visit_temperature > 0 (a drawn move)")
+    # Each group validates its own fields; the groups are disjoint and
+    # together hold every field (tests/test_config_groups.py).
+    for group in GROUPS:
+      group.of(self)
+
+  @property
+  def budget(self) -> BudgetConfig:
+    """The budget and memory fields (`BudgetConfig`)."""
+    return BudgetConfig.of(self)
+
+  @property
+  def backup_config(self) -> BackupConfig:
+    """The backup fields (`BackupConfig`; `backup` is the mode's name)."""
+    return BackupConfig.of(self)
+
+  @property
+  def exploration(self) -> ExplorationConfig:
+    """The selection fields below the move choice (`ExplorationConfig`)."""
+    return ExplorationConfig.of(self)
+
+  @property
+  def root(self) -> RootConfig:
+    """The root policy and move-choice fields (`RootConfig`)."""
+    return RootConfig.of(self)
+
+  @property
+  def solver_config(self) -> SolverConfig:
+    """The solver fields (`SolverConfig`; `solver` is its switch)."""
+    return SolverConfig.of(self)
+
+  @classmethod
+  def from_groups(cls, *groups: _Group, **fields) -> "SearchConfig":
+    """A SearchConfig from group objects (any subset, the rest defaults) and
+    single fields, e.g. `SearchConfig.from_groups(BudgetConfig(64),
+    RootConfig(root_policy="gumbel"), backup="tree")`."""
+    merged = {}
+    for group in groups:
+      merged.update(dataclasses.asdict(group))
+    return cls(**{**merged, **fields})
 
   @property
   def node_capacity(self) -> int:
