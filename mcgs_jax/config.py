@@ -450,9 +450,20 @@ class SearchConfig:
 
   @classmethod
   def from_groups(cls, *groups: _Group, **fields) -> "SearchConfig":
-    """A SearchConfig from group objects (any subset, the rest defaults) and
-    single fields, e.g. `SearchConfig.from_groups(BudgetConfig(64),
-    RootConfig(root_policy="gumbel"), backup="tree")`."""
+    """A SearchConfig from group objects and single fields.
+
+    E.g. `SearchConfig.from_groups(BudgetConfig(64), RootConfig(root_policy=
+    "gumbel"), backup="tree")`.
+
+    Args:
+      *groups: any of `BudgetConfig`, `BackupConfig`, `ExplorationConfig`,
+        `RootConfig`, `SolverConfig`; the groups not given keep their
+        defaults.
+      **fields: single fields, which win over their group's.
+
+    Returns:
+      The SearchConfig (validated).
+    """
     merged = {}
     for group in groups:
       merged.update(dataclasses.asdict(group))
