@@ -3,7 +3,7 @@
 A small search T_S with budget b_S and a cheap evaluator f_S, and a large
 search T_L with budget b_L and an accurate evaluator f_L, both from the same
 root, built from the engine's own pieces (`search.init`, `run_simulations`,
-`expansion`):
+`simulation_step`):
 
   1. T_S runs its share of b_S simulations with f_S (plain PUCT, any backup:
      "tree" or "mcgs", with its own switches, e.g. the sliding window).
@@ -46,7 +46,6 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
-from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
 from mcgs_jax import policies
@@ -54,6 +53,7 @@ from mcgs_jax import selection
 # Functions, not the module: the package binds the name `search` to the function.
 from mcgs_jax.search import init as _init
 from mcgs_jax.search import run_simulations as _run_simulations
+from mcgs_jax.search import simulation_step as _simulation_step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,31 +261,32 @@ def share_states(small: graph_lib.Graph, large: graph_lib.Graph) -> graph_lib.Gr
 
 def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, count: int):
   """`count` simulations of T_L, leaves by T_S's priority (see the module
-  docstring); PUCT where no prioritised leaf is usable."""
+  docstring); PUCT where no prioritised leaf is usable. Simulation i is a
+  `search.simulation_step` with `fold_in(rng, i)`, this selection rule and
+  the value mix."""
   large_config = config.large
   parent_node, parent_action = jax.vmap(parents)(small)
   guide = jax.vmap(functools.partial(guided_selection, config=large_config,
                                      tracks=selection.tracks_cycles(large_config, model)))
-  expand_and_backup = expansion.batched_expand_and_backup(model, large_config)
 
   def body(i, carry):
     large, tried = carry
-    step_rng, eval_rng = jax.random.split(jax.random.fold_in(rng, i))
     guided, ok, target = guide(small, large, parent_node, parent_action, tried)
-    puct = selection.select_batch(large, step_rng, model, large_config)
-    pick = lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-    sel = jax.tree.map(pick, guided, puct)
-    trans = model.transition(params, step_rng,
-                             graph_lib.gather_nodes(large.embedding, sel.parent), sel.action)
-    found, free_slot = expansion.lookup(large.table, trans.key, large_config)
-    prior, value, nan = expansion.evaluate(params, eval_rng, eval_fn, trans.embedding,
-                                           trans.legal, large_config)
+
+    def select(graph, rng):   # T_S's priority where usable, else PUCT; Selection [1, B]
+      puct = selection.select_batch(graph, rng, model, large_config)
+      pick = lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+      return jax.tree.map(lambda a, b: pick(a, b)[None], guided, puct)
+
     small_value = jax.vmap(lambda g, n: graph_lib.node_value(g.visits[n], g.value_sum[n]))(
         small, target)
-    value = jnp.where(ok, config.value_mix * small_value + (1 - config.value_mix) * value,
-                      value)
-    large = graph_lib.add_stats(large, eval_rows=jnp.ones((large.batch_size,), jnp.int32))
-    large = expand_and_backup(large, sel, trans, found, free_slot, prior, value, nan)
+
+    def mix(value):   # alpha V_S(s) + (1 - alpha) f_L(s) at a prioritised leaf; f32[1, B]
+      return jnp.where(ok, config.value_mix * small_value + (1 - config.value_mix) * value,
+                       value)
+
+    large, _ = _simulation_step(params, jax.random.fold_in(rng, i), large, model, eval_fn,
+                                large_config, select, mix)
     # A target whose path T_L lacks is not retried (PUCT took the simulation).
     tried = jax.vmap(lambda t, n: t.at[n].set(True))(tried, target)
     return large, tried

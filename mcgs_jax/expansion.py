@@ -1,15 +1,19 @@
-"""Growing the graph by one edge: transition, lookup, evaluation, storing.
+"""Growing the graph by one edge: lookup, evaluation, storing, backing up.
 
-Steps 2-5 of a simulation (step 1, the descent, is `selection.select_batch`):
-  2. ONE batched `Model.transition` at the selected edges gives the children;
-  3. lookup (vmap) of the children's keys in each game's hash table;
-  4. ONE batched `eval_fn` call (`evaluate`, with NaN handling);
-  5. `expand_and_backup` (vmap): link a transposition, or store and index a
-     new node, then back the leaf value up the path (`backup.backup`).
+The phases of a simulation step (`search.simulation_step`) that read or
+write the graph after the selection (`selection.select_batch`) and the
+model's transition:
+  - `lookup` (vmap) of the children's keys in each game's hash table;
+  - `evaluate`: ONE batched `eval_fn` call, checked, NaNs sanitised;
+  - `expand_and_backup` (vmap, one game): classify how the simulation ends,
+    write the new node and the edge (a terminal edge, a transposition link,
+    a new node indexed in the table), compute the leaf value (with the
+    solver's proofs), back it up the path (`backup.backup_stop`) with the
+    hard-pruning and AMAF updates, and count it.
 """
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import chex
 import jax
@@ -114,7 +118,7 @@ def check_outputs(logits: chex.Array, value: chex.Array, legal: chex.Array,
 
 def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
              legal: chex.Array, config: config_lib.SearchConfig):
-  """Step 4: one `eval_fn` call on R rows, checked and sanitised.
+  """One `eval_fn` call on R rows, checked and sanitised.
 
   Args:
     params: passed to `eval_fn`.
@@ -150,7 +154,7 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
 
 
 def lookup(table: hash_table.HashTable, key: chex.Array, config: config_lib.SearchConfig):
-  """Step 3: looks each game's child key up in its table.
+  """Looks each game's child key up in its table.
 
   Args:
     table: HashTable of each game ([B, T]).
@@ -164,35 +168,6 @@ def lookup(table: hash_table.HashTable, key: chex.Array, config: config_lib.Sear
   if not config.uses_table:
     return (jnp.full(key.shape[:-1], -1, jnp.int32),) * 2
   return jax.vmap(functools.partial(hash_table.find, max_probes=config.max_probes))(table, key)
-
-
-def descend(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, model: model_lib.Model,
-            config: config_lib.SearchConfig, virtual_visits: chex.Array | None = None):
-  """Steps 1-3 for all games: selection, one batched transition, lookup.
-
-  Args:
-    params: passed to `model.transition`.
-    rng: a PRNG key (selection noise, the transition).
-    graph: Graph [B, N, A].
-    model: the Model.
-    config: SearchConfig.
-    virtual_visits: optional int32[B, N, A], pending leaves of this step
-      through each edge, seen by selection only (`leaves_per_step`); None:
-      none.
-
-  Returns:
-    (sel, trans, found, free_slot): Selection with leading dimension B,
-    Transition [B] from each selected edge, found int32[B] and free_slot
-    int32[B]; see `selection.select_batch` and `lookup`.
-  """
-  with jax.named_scope("select"):
-    sel = selection.select_batch(graph, rng, model, config, virtual_visits)
-  with jax.named_scope("transition"):
-    trans = model.transition(params, rng, graph_lib.gather_nodes(graph.embedding, sel.parent),
-                             sel.action)
-  with jax.named_scope("lookup"):
-    found, free_slot = lookup(graph.table, trans.key, config)
-  return sel, trans, found, free_slot
 
 
 def closes_cycle(sel: selection.Selection, found: chex.Array) -> chex.Array:
@@ -263,13 +238,45 @@ def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchC
                                     alternating=model.alternating_zero_sum))
 
 
+class _Outcome(NamedTuple):
+  """How ONE game's simulation ends, decided on the graph before any write.
+
+  Attributes (bool scalars):
+    collided: the selected edge was expanded, or its correction made
+      unneeded, by an earlier leaf of the step: the simulation is dropped.
+    expand: the selected edge is expanded now.
+    ends_game: it leads to a terminal state.
+    link: it is linked to `found`, the stored transposition.
+    cycle: `found` is on the path: a fresh node stands in for it.
+    cache_hit: the child's evaluation is read from `found` (tt_cache).
+    new_node: the child is a new node (stored unless deferred or the node
+      arrays are full).
+    evaluated: the network's output for the child is used.
+    deferred: the expansion policy does not store the new node yet.
+  """
+  collided: chex.Array
+  expand: chex.Array
+  ends_game: chex.Array
+  link: chex.Array
+  cycle: chex.Array
+  cache_hit: chex.Array
+  new_node: chex.Array
+  evaluated: chex.Array
+  deferred: chex.Array
+
+
 def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
                       trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
                       prior: chex.Array, nn_value: chex.Array, nan: chex.Array,
                       config: config_lib.SearchConfig,
                       alternating: bool = False) -> graph_lib.Graph:
-  """Step 5 for ONE game (vmap for a batch): expands the selected edge and
-  backs the simulation's value up its path.
+  """ONE game (vmap for a batch): expands the selected edge and backs the
+  simulation's value up its path.
+
+  The phases: `_classify` (how the simulation ends, read before any write),
+  `_write_child` (the new node, its table entry, the edge), `_leaf_value`
+  (the value backed up, with the solver's proofs), `_back_up` (the path,
+  hard pruning, AMAF) and `_count` (the counters).
 
   Args:
     graph: ONE game's graph [N, A].
@@ -290,6 +297,18 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     new node, indexed in the table unless its key is known), the path backed
     up, the counters updated.
   """
+  sel, outcome = _classify(graph, sel, trans, found, config, alternating)
+  graph, stored, indexed = _write_child(graph, sel, trans, found, free_slot, prior, nn_value,
+                                        outcome, config)
+  graph, leaf_value, stop_kind, length = _leaf_value(graph, sel, trans, found, nn_value,
+                                                     outcome, config)
+  graph = _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating)
+  return _count(graph, sel, outcome, stored, indexed, free_slot, nan)
+
+
+def _classify(graph, sel, trans, found, config, alternating):
+  """How the simulation ends (`_Outcome`), read off the graph before the
+  writes; a collision's Selection is returned with kind NO_SIMULATION."""
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
   if config.leaves_per_step > 1 and config.corrects_transpositions:
@@ -313,13 +332,22 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   deferred = jnp.bool_(False)
   if config.defers_expansion:
     deferred = new_node & ~expansion_policy.ready(graph, sel.parent, sel.action, config)
+  return sel, _Outcome(collided=collided, expand=expand, ends_game=ends_game, link=link,
+                       cycle=cycle, cache_hit=cache_hit, new_node=new_node, evaluated=evaluated,
+                       deferred=deferred)
 
+
+def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, config):
+  """Writes the new node (its table entry) and the expanded edge.
+
+  Returns (graph, stored, indexed): bools, the node was stored / is to be
+  indexed in the table."""
   safe_found = jnp.maximum(found, 0)
-  leaf_prior = jnp.where(cache_hit, graph.prior[safe_found], prior)
-  leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
+  leaf_prior = jnp.where(outcome.cache_hit, graph.prior[safe_found], prior)
+  leaf_nn_value = jnp.where(outcome.cache_hit, graph.nn_value[safe_found], nn_value)
 
   index = graph.nodes_used
-  store = new_node & ~deferred & (index < graph.capacity)
+  store = outcome.new_node & ~outcome.deferred & (index < graph.capacity)
   with jax.named_scope("write_node"):
     graph = graph_lib.write_node(
         graph, jnp.where(store, index, graph.capacity), key=trans.key,
@@ -328,10 +356,11 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   indexed = store & (found < 0) & config.uses_table
   table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
 
-  parent, action = sel.parent, sel.action
+  parent, action, link = sel.parent, sel.action, outcome.link
   child_code = graph_lib.select_first(
-      [ends_game, link, store], [graph_lib.TERMINAL, found, index], graph.child[parent, action])
-  edge_row = jnp.where(expand, parent, graph.capacity)
+      [outcome.ends_game, link, store], [graph_lib.TERMINAL, found, index],
+      graph.child[parent, action])
+  edge_row = jnp.where(outcome.expand, parent, graph.capacity)
   graph = graph.replace(
       table=table,
       stats=graph.stats.replace(nodes_used=index + store),
@@ -342,7 +371,15 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
       edge_reward=graph.edge_reward.at[edge_row, action].set(trans.reward, mode="drop"),
       edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),
   )
+  return graph, store, indexed
 
+
+def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
+  """The value the simulation backs up, read from the written graph; with
+  the solver, the path's proofs first.
+
+  Returns (graph, leaf_value f32, stop_kind int32 for `backup.backup_stop`,
+  length int32: the path's edges, 0 without a simulation)."""
   # Everything read from here on is read from the written graph: the writes
   # above touch only the new node's row and the expanded edge, which no read
   # below depends on, and a read of an array's old version after its in-place
@@ -351,13 +388,16 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
   # by the backup, for the same reason.
   # So is the value of a link, reward + discount * V(found), `found` being the
   # node below the last edge now.
-  leaf_nn_value = jnp.where(cache_hit, graph.nn_value[safe_found], nn_value)
-  expanded_value = trans.reward + trans.discount * jnp.where(ends_game, 0.0, leaf_nn_value)
-  leaf_value = jnp.where(expand, expanded_value, 0.0)
-  stop_kind = jnp.where(link, backup_lib.LINKED, sel.kind)
+  safe_found = jnp.maximum(found, 0)
+  leaf_nn_value = jnp.where(outcome.cache_hit, graph.nn_value[safe_found], nn_value)
+  expanded_value = trans.reward + trans.discount * jnp.where(outcome.ends_game, 0.0,
+                                                             leaf_nn_value)
+  leaf_value = jnp.where(outcome.expand, expanded_value, 0.0)
+  stop_kind = jnp.where(outcome.link, backup_lib.LINKED, sel.kind)
   simulated = sel.kind != graph_lib.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
   if config.solver:
+    parent, action = sel.parent, sel.action
     # The node the last edge leads to (new, linked, or one whose moves are all
     # proven losses) is examined first, then the path up to the root.
     last_child = jnp.where(simulated, graph.child[parent, action], -1)
@@ -369,6 +409,12 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
         leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
         * solver.exact_value(graph.solved[safe_last]), leaf_value)
     stop_kind = jnp.where(leaf_proven, graph_lib.RUNNING, stop_kind)
+  return graph, leaf_value, stop_kind, length
+
+
+def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating):
+  """Backs `leaf_value` up the path's first `length` edges, then updates the
+  hard-pruning masks and the AMAF statistics along it."""
   with jax.named_scope("backup"):
     graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
                                                leaf_value, config, start=sel.start,
@@ -382,22 +428,28 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     graph = rave.update(graph, sel.path_nodes, sel.path_actions,
                         jnp.where(sel.kind == graph_lib.CORRECTION, 0, length), leaf_value,
                         sel.start)
+  return graph
+
+
+def _count(graph, sel, outcome, stored, indexed, free_slot, nan):
+  """Adds the simulation to the counters (`graph.SearchStats`)."""
+  simulated = sel.kind != graph_lib.NO_SIMULATION
   return graph_lib.add_stats(
       graph,
       simulations=simulated,
-      nn_evals=evaluated,
-      transposition_hits=link,
+      nn_evals=outcome.evaluated,
+      transposition_hits=outcome.link,
       corrections=sel.kind == graph_lib.CORRECTION,
-      tt_cache_hits=cache_hit,
-      terminal_visits=ends_game | (sel.kind == graph_lib.TERMINAL_EDGE),
+      tt_cache_hits=outcome.cache_hit,
+      terminal_visits=outcome.ends_game | (sel.kind == graph_lib.TERMINAL_EDGE),
       solved_visits=sel.kind == graph_lib.SOLVED_EDGE,
-      collisions=collided,
+      collisions=outcome.collided,
       explorations=simulated & sel.explored,
       disconnected=simulated & (sel.start > 0),
-      node_overflows=new_node & ~deferred & ~store,
+      node_overflows=outcome.new_node & ~outcome.deferred & ~stored,
       table_overflows=indexed & (free_slot < 0),
       depth_overflows=sel.kind == graph_lib.DEPTH_LIMIT,
-      nan_evals=evaluated & nan,
-      cycles=cycle | (sel.kind == graph_lib.CYCLE),
-      deferred_expansions=deferred,
+      nan_evals=outcome.evaluated & nan,
+      cycles=outcome.cycle | (sel.kind == graph_lib.CYCLE),
+      deferred_expansions=outcome.deferred,
   )

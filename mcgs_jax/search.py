@@ -1,18 +1,22 @@
 """Batched Monte-Carlo Graph Search: the root, the simulation loop, the search.
 
-One simulation step for all B games (one jitted loop iteration):
-  1. select (vmap): PUCT descent to the edge where the simulation ends
-     (`selection`);
-  2. ONE batched `Model.transition` for the games that reached an unexpanded
-     edge, 3. lookup of the children's keys in each game's hash table,
-  4. ONE batched `eval_fn` call, 5. expand and back up (vmap): link
-     transpositions, store new nodes, index them, back the leaf value up the
-     path, corrected in "mcgs" mode (`expansion`, `backup`);
+One simulation step for all B games (one jitted loop iteration,
+`simulation_step`), whatever the search (one leaf per game, several leaves
+per game, Dual MCTS's large search), which passes in its selection rule:
+  1. select: L leaves per game (a PUCT descent, `selection`; L > 1 with
+     virtual losses, `leaves`);
+  2. ONE batched `Model.transition` at the selected edges;
+  3. ONE batched `eval_fn` call (`expansion.evaluate`), its values
+     optionally adjusted by a passed-in rule;
+  4. for each leaf: lookup of the child's key in each game's hash table,
+     then expand and back up (vmap): link transpositions, store new nodes,
+     index them, back the leaf value up the path, corrected in "mcgs" mode
+     (`expansion`, `backup`);
 then `policies.summarize` reads the move and the policy off the root.
-`leaves.simulate_leaves` runs steps with several leaves per game.
 """
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import chex
 import jax
@@ -120,15 +124,34 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   return graph.replace(root_gumbel=gumbel.draw_noise(jax.random.fold_in(rng, 2), legal, config))
 
 
+def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Model,
+                config: config_lib.SearchConfig, active: chex.Array) -> selection.Selection:
+  """The selection rule of one leaf per game: a PUCT descent in every game.
+
+  Args:
+    graph: Graph [B, N, A].
+    rng: a PRNG key (selection noise).
+    model: the Model.
+    config: SearchConfig.
+    active: bool[B]; inactive games run no simulation.
+
+  Returns:
+    Selection [1, B] (`selection.select_batch`, kind NO_SIMULATION where not
+    `active`).
+  """
+  sel = expansion.deactivate(selection.select_batch(graph, rng, model, config), active)
+  return jax.tree.map(lambda x: x[None], sel)
+
+
 def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
              eval_fn: Any, config: config_lib.SearchConfig, active: chex.Array | None = None):
   """Runs one simulation step in every game (in every game where `active`).
 
-  With `config.max_nn_evals` set, a game whose simulation ends without a
-  network call (terminal, correction, transposition link, cached result,
-  proven node) backs it up at once and selects again, up to
-  `config.free_retries` times, so the step's one `eval_fn` call is spent on
-  new leaves. With `config.leaves_per_step > 1`, see `leaves`.
+  `simulation_step` with one PUCT descent per game, or with
+  `config.leaves_per_step` L > 1 L descents steered apart by virtual losses
+  (`leaves.select_leaves`). With `config.max_nn_evals` set, a simulation
+  that needs no network call backs up at once and its game selects again
+  (see `simulation_step`).
 
   Args:
     params: network parameters, for `eval_fn` and the model.
@@ -149,51 +172,173 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
   """
   model = model_lib.as_model(env)
   model_lib.check_solver(model, config)
-  step_rng, eval_rng = jax.random.split(rng)
   if active is None:
     active = jnp.ones((graph.batch_size,), bool)
-  if config.leaves_per_step > 1:
-    return leaves.simulate_leaves(params, step_rng, eval_rng, graph, model, eval_fn, config,
-                                   active)
+  rule = leaves.select_leaves if config.leaves_per_step > 1 else _select_one
+  select = functools.partial(rule, model=model, config=config, active=active)
+  graph, sel = simulation_step(params, rng, graph, model, eval_fn, config, select)
+  return graph, jax.tree.map(lambda x: x[-1], sel)
+
+
+def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
+                    model: model_lib.Model, eval_fn: Any, config: config_lib.SearchConfig,
+                    select: Callable[[graph_lib.Graph, chex.PRNGKey], selection.Selection],
+                    adjust_value: Callable[[chex.Array], chex.Array] | None = None):
+  """One simulation step: L leaves in each of B games, one `eval_fn` call.
+
+  The selection rule and the value rule are passed in; every search of the
+  library (`simulate`, several leaves per step, Dual MCTS's large search)
+  runs its steps here:
+    1. select: `select` picks L leaves per game;
+    2. transition: ONE `Model.transition` over the L * B selected edges;
+       with `config.max_nn_evals`, a simulation that needs no network call
+       is backed up now and its game selects again (`_back_up_free`);
+    3. evaluate: ONE `eval_fn` call over the L * B children, whose values
+       `adjust_value` may then change;
+    4. for each leaf in turn: lookup of its child's key (an earlier leaf of
+       the step may have stored it), then expand and back up
+       (`expansion.expand_and_backup`).
+  One PRNG key drives steps 1-2, another `eval_fn`.
+
+  Args:
+    params: network parameters, for `eval_fn` and the model.
+    rng: a PRNG key, split into the key of the selection and the transition
+      and the key of `eval_fn`.
+    graph: Graph [B, N, A].
+    model: the Model.
+    eval_fn: as in `search`.
+    config: SearchConfig.
+    select: the selection rule, `(graph [B, N, A], rng) -> Selection` with
+      leading dimensions [L, B] (kind NO_SIMULATION for a leaf that runs no
+      simulation).
+    adjust_value: optional `(value f32[L, B]) -> f32[L, B]`, applied to the
+      network's values before they are backed up; None: none.
+
+  Returns:
+    (graph, sel): the Graph [B, N, A] after the step and the Selection
+    [L, B] of the leaves it expanded and backed up.
+  """
+  step_rng, eval_rng = jax.random.split(rng)
+  # 1-2. The leaves and the transitions along their edges.
   with jax.named_scope("descend"):
-    sel, trans, found, free_slot = expansion.descend(params, step_rng, graph, model, config)
-  sel = expansion.deactivate(sel, active)
-  expand_and_backup = expansion.batched_expand_and_backup(model, config)
+    sel, trans = _descend(params, step_rng, graph, model, select)
+  num_leaves = sel.kind.shape[0]
+  looked_up = None   # the leaves' (found, free_slot), where already looked up
   if config.max_nn_evals is not None and config.free_retries > 0:
-    def is_free(graph, sel, trans, found):
-      return ((sel.kind != selection.NO_SIMULATION) & ~expansion.needs_eval(sel, trans, found, config)
-              & (graph.stats.simulations < config.num_simulations))
+    graph, sel, trans, looked_up = _back_up_free(params, step_rng, graph, sel, trans, model,
+                                                 config, select)
+  # 3. One network call for every leaf of every game.
+  with jax.named_scope("evaluate"):
+    prior, value, nan = expansion.evaluate(params, eval_rng, eval_fn, _rows(trans.embedding),
+                                           _rows(trans.legal), config)
+  prior, value, nan = _by_leaf((prior, value, nan), num_leaves)
+  if adjust_value is not None:
+    value = adjust_value(value)
+  graph = graph_lib.add_stats(graph, eval_rows=jnp.full((graph.batch_size,), num_leaves,
+                                                        jnp.int32))
+  # 4. The leaves one after another, each on the graph the earlier ones wrote.
+  expand_and_backup = expansion.batched_expand_and_backup(model, config)
 
-    def cond(carry):
-      retry, graph, sel, trans, found, _ = carry
-      return (retry < config.free_retries) & jnp.any(is_free(graph, sel, trans, found))
+  def expand_leaf(graph, leaf):
+    sel, trans, prior, value, nan, looked_up = leaf
+    if looked_up is None:
+      # Counted with the descent, the phase it completes.
+      with jax.named_scope("descend"), jax.named_scope("lookup"):
+        looked_up = expansion.lookup(graph.table, trans.key, config)
+    with jax.named_scope("expand_and_backup"):
+      return expand_and_backup(graph, sel, trans, *looked_up, prior, value, nan)
 
-    def body(carry):
-      retry, graph, sel, trans, found, free_slot = carry
-      free = is_free(graph, sel, trans, found)
-      # Free simulations need no network output: zeros stand in for it.
-      no_eval = jnp.zeros((graph.batch_size, graph.num_actions), jnp.float32)
+  by_leaf = (sel, trans, prior, value, nan, looked_up)
+  if num_leaves == 1:
+    graph = expand_leaf(graph, jax.tree.map(lambda x: x[0], by_leaf))
+  else:
+    graph, _ = jax.lax.scan(lambda graph, leaf: (expand_leaf(graph, leaf), None), graph,
+                            by_leaf)
+  return graph, sel
+
+
+def _rows(tree: Any) -> Any:
+  """Arrays [L, B, ...] -> [L * B, ...]: the leaves as rows of one batch."""
+  return jax.tree.map(lambda x: x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:]), tree)
+
+
+def _by_leaf(tree: Any, num_leaves: int) -> Any:
+  """Arrays [L * B, ...] -> [L, B, ...], the inverse of `_rows`."""
+  return jax.tree.map(lambda x: x.reshape((num_leaves, x.shape[0] // num_leaves) + x.shape[1:]),
+                      tree)
+
+
+def _descend(params, rng, graph, model, select):
+  """Steps 1-2: (Selection [L, B] of `select(graph, rng)`, the Transition
+  [L, B] along the selected edges, drawn with the same `rng`)."""
+  with jax.named_scope("select"):
+    sel = select(graph, rng)
+  num_leaves = sel.kind.shape[0]
+  with jax.named_scope("transition"):
+    if num_leaves == 1:
+      # One gather over [B]: vmapped over a leaf axis of 1, XLA compiles it
+      # into kernels of its own.
+      parents = graph_lib.gather_nodes(graph.embedding, sel.parent[0])
+    else:
+      parents = _rows(jax.vmap(lambda parent: graph_lib.gather_nodes(graph.embedding, parent))(
+          sel.parent))
+    trans = model.transition(params, rng, parents, _rows(sel.action))
+  return sel, _by_leaf(trans, num_leaves)
+
+
+def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
+  """`max_nn_evals`, one leaf per game: free simulations back up now.
+
+  A simulation that ends without a network call (terminal, correction,
+  transposition link, cached result, proven node) is backed up at once and
+  its game selects again (retry r with `fold_in(step_rng, r)`), up to
+  `config.free_retries` times, so the step's one `eval_fn` call is spent on
+  new leaves.
+
+  `select` picks one leaf per game; `sel` and `trans` [1, B] are the step's
+  first descent. Returns (graph, sel [1, B], trans [1, B], (found,
+  free_slot) int32[1, B]): each game's last leaf, looked up in the returned
+  graph."""
+  expand_and_backup = expansion.batched_expand_and_backup(model, config)
+  first = lambda tree: jax.tree.map(lambda x: x[0], tree)
+  sel, trans = first((sel, trans))
+  with jax.named_scope("descend"), jax.named_scope("lookup"):
+    found, free_slot = expansion.lookup(graph.table, trans.key, config)
+
+  def is_free(graph, sel, trans, found):
+    return ((sel.kind != selection.NO_SIMULATION) & ~expansion.needs_eval(sel, trans, found, config)
+            & (graph.stats.simulations < config.num_simulations))
+
+  def cond(carry):
+    retry, graph, sel, trans, found, _ = carry
+    return (retry < config.free_retries) & jnp.any(is_free(graph, sel, trans, found))
+
+  def body(carry):
+    retry, graph, sel, trans, found, free_slot = carry
+    free = is_free(graph, sel, trans, found)
+    # Free simulations need no network output: zeros stand in for it.
+    no_eval = jnp.zeros((graph.batch_size, graph.num_actions), jnp.float32)
+    with jax.named_scope("expand_and_backup"):
       graph = expand_and_backup(graph, expansion.deactivate(sel, free), trans, found, free_slot,
                                 no_eval, no_eval[:, 0], jnp.zeros_like(free))
-      fresh = expansion.descend(params, jax.random.fold_in(step_rng, retry + 1), graph, model, config)
-      # A game that has just used up its simulations selects nothing more.
-      fresh = (expansion.deactivate(fresh[0], graph.stats.simulations < config.num_simulations),
-               ) + fresh[1:]
-      # The games that backed up take their new descent; the others keep theirs.
-      pick = lambda new, old: jax.tree.map(
-          lambda x, y: jnp.where(free.reshape((-1,) + (1,) * (x.ndim - 1)), x, y), new, old)
-      sel, trans, found, free_slot = pick(fresh, (sel, trans, found, free_slot))
-      return retry + 1, graph, sel, trans, found, free_slot
+    with jax.named_scope("descend"):
+      new_sel, new_trans = first(_descend(params, jax.random.fold_in(step_rng, retry + 1),
+                                          graph, model, select))
+      with jax.named_scope("lookup"):
+        new_found, new_slot = expansion.lookup(graph.table, new_trans.key, config)
+    # A game that has just used up its simulations selects nothing more.
+    new_sel = expansion.deactivate(new_sel, graph.stats.simulations < config.num_simulations)
+    # The games that backed up take their new descent; the others keep theirs.
+    pick = lambda new, old: jax.tree.map(
+        lambda x, y: jnp.where(free.reshape((-1,) + (1,) * (x.ndim - 1)), x, y), new, old)
+    sel, trans, found, free_slot = pick((new_sel, new_trans, new_found, new_slot),
+                                        (sel, trans, found, free_slot))
+    return retry + 1, graph, sel, trans, found, free_slot
 
-    _, graph, sel, trans, found, free_slot = jax.lax.while_loop(
-        cond, body, (jnp.int32(0), graph, sel, trans, found, free_slot))
-  with jax.named_scope("evaluate"):
-    prior, nn_value, nan = expansion.evaluate(params, eval_rng, eval_fn, trans.embedding,
-                                              trans.legal, config)
-  graph = graph_lib.add_stats(graph, eval_rows=jnp.ones((graph.batch_size,), jnp.int32))
-  with jax.named_scope("expand_and_backup"):
-    graph = expand_and_backup(graph, sel, trans, found, free_slot, prior, nn_value, nan)
-  return graph, sel
+  _, graph, sel, trans, found, free_slot = jax.lax.while_loop(
+      cond, body, (jnp.int32(0), graph, sel, trans, found, free_slot))
+  expand = lambda tree: jax.tree.map(lambda x: x[None], tree)
+  return graph, expand(sel), expand(trans), expand((found, free_slot))
 
 
 def _active(graph, config):

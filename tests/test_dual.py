@@ -4,6 +4,7 @@ training with --search dual."""
 
 import dataclasses
 import json
+import os
 
 import jax
 import jax.numpy as jnp
@@ -194,6 +195,7 @@ def test_window_for_grows_with_the_state_space():
 def test_train_and_arena_with_dual_search(tmp_path):
   from experiments import train
   from learning import agents, arena
+  from learning import config as config_lib
   config = dict(network="dual_mlp", network_kwargs={"num_layers": 2, "width": 8},
                 small_simulations=4, large_simulations=3, games=4, moves_per_iteration=4,
                 batch_size=16, min_replay=8, updates_per_iteration=2, eval_every=0,
@@ -205,9 +207,8 @@ def test_train_and_arena_with_dual_search(tmp_path):
               "--iterations", "2"])
   env, eval_fn, params = train.load_agent(out)
   assert isinstance(eval_fn, dual.DualEval)
-  run_config = train.resolve_config(type("A", (), dict(out=out, config=None, env=None,
-                                                       search=None, simulations=None,
-                                                       games=None))())
+  run_config = config_lib.TrainConfig.from_json(
+      config_lib.load_json(os.path.join(out, "config.json")))
   agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=params,
                              config=run_config.search_config(noise=False))
   result = arena.play_games(env, agent, agents.RandomAgent(), jax.random.PRNGKey(0), 4)
