@@ -3,6 +3,8 @@
   python -m experiments.bench_selfplay                 # B=256, S=64, 8 moves per call
   python -m experiments.bench_selfplay --quick         # B=64, S=16, 4 moves per call
   python -m experiments.bench_selfplay --batch 256 --simulations 64 --moves 8 --profile
+  python -m experiments.bench_selfplay --contestants mctx-gumbel mcgs-gumbel \
+      --profile --profile-loop mcgs-gumbel
 
 Every contestant plays B games of Connect-4 for `--moves` moves per jitted
 call, S simulations per move, with the same MLP and the same parameters:
@@ -13,13 +15,20 @@ call, S simulations per move, with the same MLP and the same parameters:
                `policy_output.action`, one `auto_reset(env.step)`, the
                observation, policy, reward and end flag of each move recorded.
   mctx-gumbel  the same loop with `mctx.gumbel_muzero_policy` (pgx's example:
-               completed-by-mix-value Q transform, gumbel_scale 1).
+               completed-by-mix-value Q transform, gumbel_scale 1, 16
+               considered actions; no reuse between moves).
   mcgs         `selfplay.play` on `envs.make("connect4")`, backup "mcgs",
-               graph reuse between moves (`mcgs_jax.reroot`).
+               PUCT with root Dirichlet noise 0.25 / 0.3, graph reuse
+               between moves (`mcgs_jax.reroot`).
   tree         the same with backup "tree".
   mcgs-noreuse backup "mcgs", a fresh root every move.
-  tree-noreuse (only with `--contestants`) backup "tree", fresh roots.
-Our loop searches with `max_nodes = 2 (S + 1)` and root noise 0.25 / 0.3.
+  mcgs-gumbel  backup "mcgs" with the Gumbel root (`root_policy="gumbel"`,
+               Gumbel noise of scale 1, 16 considered actions, no Dirichlet
+               noise: `learning.config.TrainConfig.search_config`'s
+               self-play settings), graph reuse; the move is the search's.
+Only with `--contestants`: tree-noreuse, tree-gumbel, mcgs-gumbel-noreuse,
+tree-gumbel-noreuse (the same, other backup or fresh roots).
+Our loop searches with `max_nodes = 2 (S + 1)`.
 
 Calls are chained: each call continues the games of the previous one
 (steady-state self-play, finished games reset in place). The first call
@@ -30,10 +39,12 @@ The contestants are then timed in interleaved rounds (`--rounds`, each
 load from other processes falls on all of them alike; s/call is the median
 of all timed calls. Positions/s = moves * B / s per call.
 
-`--profile` also times the pieces of one move of our loop at the same B and S
-on mid-game positions (`profile_rows`): the network batch, the search, the
-fresh root (`mcgs_jax.init`), `advance`, `reroot`, the move bookkeeping and the
-target computation over the history window.
+`--profile` also times the pieces of one move of one of our loops
+(`--profile-loop`, default mcgs) at the same B and S on mid-game positions
+(`profile_rows`): the network batch, the search, the fresh root
+(`mcgs_jax.init`), `advance`, `reroot`, the move bookkeeping and the target
+computation over the history window, and mctx's search of the same root
+policy.
 """
 
 import argparse
@@ -57,12 +68,15 @@ import networks
 from experiments import benchlib
 from learning import selfplay
 
-CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse")
-EXTRA_CONTESTANTS = ("tree-noreuse",)
+CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse", "mcgs-gumbel")
+EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreuse",
+                     "tree-gumbel-noreuse")
 NUM_ACTIONS = 7
 HIDDEN_SIZES = (128, 128)
 DIRICHLET_FRACTION = 0.25
 DIRICHLET_ALPHA = 0.3
+# Root actions a Gumbel search considers (mctx's default; all 7 columns).
+GUMBEL_CONSIDERED = 16
 FULL = dict(batch=256, simulations=64, moves=8)
 QUICK = dict(batch=64, simulations=16, moves=4)
 # Calls played before the timed ones start, so the games are spread over
@@ -70,6 +84,7 @@ QUICK = dict(batch=64, simulations=16, moves=4)
 BURN_IN_CALLS = 2
 FIELDS = ("batch", "sims", "moves", "contestant", "status", "compile_s", "repeats",
           "s_per_call", "min_s_per_call", "positions_per_s", "ratio_vs_mctx",
+          "ratio_vs_mctx_gumbel",
           "net_batches_per_move", "nn_evals_per_move", "transposition_hits_per_move",
           "nodes_kept_per_move")
 PROFILE_FIELDS = ("batch", "sims", "piece", "ms", "min_ms", "per_move_ms", "share_of_move")
@@ -137,18 +152,27 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
   return Contestant(play=play, state=state, net_batches_per_move=sims + 1.0, metrics=metrics)
 
 
-def selfplay_config(backup: str, reuse: bool, sims: int) -> selfplay.SelfPlayConfig:
-  search = mcgs_jax.SearchConfig(num_simulations=sims, max_nodes=2 * (sims + 1),
-                                 dirichlet_fraction=DIRICHLET_FRACTION,
-                                 dirichlet_alpha=DIRICHLET_ALPHA, backup=backup)
+def selfplay_config(backup: str, reuse: bool, sims: int,
+                    gumbel: bool = False) -> selfplay.SelfPlayConfig:
+  """Our loop's settings: root Dirichlet noise with PUCT, or the Gumbel root
+  (`learning.config.TrainConfig.search_config`'s settings: Gumbel noise of
+  scale 1, no Dirichlet noise, `GUMBEL_CONSIDERED` actions considered)."""
+  if gumbel:
+    search = mcgs_jax.SearchConfig(num_simulations=sims, max_nodes=2 * (sims + 1),
+                                   backup=backup, root_policy="gumbel",
+                                   max_considered_actions=GUMBEL_CONSIDERED, gumbel_scale=1.0)
+  else:
+    search = mcgs_jax.SearchConfig(num_simulations=sims, max_nodes=2 * (sims + 1),
+                                   dirichlet_fraction=DIRICHLET_FRACTION,
+                                   dirichlet_alpha=DIRICHLET_ALPHA, backup=backup)
   return selfplay.SelfPlayConfig(search=search, reuse_graph=reuse)
 
 
 def ours_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int, backup: str,
-                    reuse: bool) -> Contestant:
+                    reuse: bool, gumbel: bool = False) -> Contestant:
   """`selfplay.play` on our Connect-4."""
   env = envs.make("connect4")
-  config = selfplay_config(backup, reuse, sims)
+  config = selfplay_config(backup, reuse, sims, gumbel)
   jitted = jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
                                      num_moves=num_moves))
 
@@ -168,14 +192,20 @@ def ours_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int, ba
                     net_batches_per_move=sims + 1.0 + 1.0 / num_moves, metrics=metrics)
 
 
+def ours_options(name: str) -> dict:
+  """`backup`, `reuse` and `gumbel` of one of our contestants, e.g.
+  "mcgs-gumbel-noreuse"."""
+  backup, *options = name.split("-")
+  return dict(backup=backup, reuse="noreuse" not in options, gumbel="gumbel" in options)
+
+
 def make_contestant(name: str, eval_fn: Any, batch_size: int, sims: int,
                     num_moves: int) -> Contestant:
   if name == "mctx":
     return mctx_contestant(eval_fn, batch_size, sims, num_moves, "muzero")
   if name == "mctx-gumbel":
     return mctx_contestant(eval_fn, batch_size, sims, num_moves, "gumbel_muzero")
-  backup, _, suffix = name.partition("-")
-  return ours_contestant(eval_fn, batch_size, sims, num_moves, backup, suffix != "noreuse")
+  return ours_contestant(eval_fn, batch_size, sims, num_moves, **ours_options(name))
 
 
 class Runner:
@@ -236,7 +266,7 @@ def bench_rows(names, eval_fn, params, args) -> list[dict]:
     row = dict(batch=args.batch, sims=args.simulations, moves=args.moves,
                contestant=runner.name, status="ok", compile_s=math.nan, repeats=0,
                s_per_call=math.nan, min_s_per_call=math.nan, positions_per_s=math.nan,
-               ratio_vs_mctx=math.nan,
+               ratio_vs_mctx=math.nan, ratio_vs_mctx_gumbel=math.nan,
                net_batches_per_move=runner.contestant.net_batches_per_move,
                nn_evals_per_move=math.nan, transposition_hits_per_move=math.nan,
                nodes_kept_per_move=math.nan)
@@ -251,23 +281,27 @@ def bench_rows(names, eval_fn, params, args) -> list[dict]:
                positions_per_s=args.moves * args.batch / seconds,
                **{k: statistics.mean(m[k] for m in per_call) for k in per_call[0]})
     rows.append(row)
-  reference = [r for r in rows if r["contestant"] == "mctx" and r["status"] == "ok"]
-  for row in rows:
-    if reference and row["status"] == "ok":
-      row["ratio_vs_mctx"] = row["positions_per_s"] / reference[0]["positions_per_s"]
+  for field, name in (("ratio_vs_mctx", "mctx"), ("ratio_vs_mctx_gumbel", "mctx-gumbel")):
+    reference = [r for r in rows if r["contestant"] == name and r["status"] == "ok"]
+    for row in rows:
+      if reference and row["status"] == "ok":
+        row[field] = row["positions_per_s"] / reference[0]["positions_per_s"]
   return rows
 
 
 def profile_rows(eval_fn, params, args) -> list[dict]:
-  """Times the pieces of one move of `selfplay.play` (backup "mcgs", reuse
-  on) at B, S on mid-game positions, and mctx's search and env step.
+  """Times the pieces of one move of `selfplay.play` (`--profile-loop`:
+  backup "mcgs" with reuse by default) at B, S on mid-game positions, and
+  mctx's search (`gumbel_muzero_policy` for a Gumbel loop, else
+  `muzero_policy`) and env step.
 
   The pieces overlap (reroot = advance + init + a select over the graph);
   `share_of_move` is each piece's time over the measured time of one move of
-  the loop (the mcgs row of the main table, per move)."""
+  the loop (its row of the main table, per move)."""
   batch, sims, num_moves = args.batch, args.simulations, args.moves
   env = envs.make("connect4")
-  config = selfplay_config("mcgs", True, sims)
+  options = ours_options(args.profile_loop)
+  config = selfplay_config(options["backup"], True, sims, options["gumbel"])
   search_config = config.search
   # Mid-game positions: a few calls of self-play from the empty board.
   sp_state = selfplay.init(jax.random.key(1), env, batch)
@@ -301,9 +335,13 @@ def profile_rows(eval_fn, params, args) -> list[dict]:
     # pylint: disable=protected-access
     out = mcgs_jax.summarize(graph, search_config)
     policy = out.action_weights
-    action = selfplay._draw_action(rng, policy, config.temperature_at(move_number))
+    if config.gumbel:
+      action = out.action
+    else:
+      action = selfplay._draw_action(rng, policy, config.temperature_at(move_number))
     next_state = env.step(env_state, action)
-    record = selfplay._record(env, env_state, policy, next_state, jnp.ones((batch,), bool))
+    record = selfplay._record(env, env_state, policy, out.root_value, next_state,
+                              jnp.ones((batch,), bool))
     done = next_state.terminated
     fresh = env.init(rng, batch_size=batch)
     env_state = jax.tree.map(
@@ -340,8 +378,14 @@ def profile_rows(eval_fn, params, args) -> list[dict]:
   def mctx_search(params, rng, state):
     logits, value = eval_fn(params, None, state)
     root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
+    if options["gumbel"]:
+      return mctx.gumbel_muzero_policy(params, rng, root, recurrent_fn, num_simulations=sims,
+                                       invalid_actions=~state.legal_action_mask,
+                                       qtransform=mctx.qtransform_completed_by_mix_value,
+                                       gumbel_scale=1.0).action
     return mctx.muzero_policy(params, rng, root, recurrent_fn, num_simulations=sims,
                               invalid_actions=~state.legal_action_mask).action
+  mctx_name = "gumbel_muzero_policy" if options["gumbel"] else "muzero_policy"
 
   pgx_step = jax.jit(jax.vmap(pgx_env.step))
   zeros = jnp.zeros((batch,), jnp.int32)
@@ -362,7 +406,8 @@ def profile_rows(eval_fn, params, args) -> list[dict]:
        lambda: bookkeeping(rng, graph, state, zeros)),
       (f"targets over the history window (per call of {num_moves} moves)", num_moves,
        lambda: targets(sp_state.history, records)),
-      ("mctx: root eval + muzero_policy (S sims)", 1, lambda: mctx_search(params, rng, pgx_state)),
+      (f"mctx: root eval + {mctx_name} (S sims)", 1,
+       lambda: mctx_search(params, rng, pgx_state)),
       ("mctx: pgx step (B games)", 1, lambda: pgx_step(pgx_state, zeros)),
   ]
   # Interleaved rounds, as for the contestants.
@@ -392,6 +437,7 @@ def format_table(rows: list[dict]) -> str:
       "min s/call": _fmt(r["min_s_per_call"], ".3f"),
       "positions/s": _fmt(r["positions_per_s"], ",.0f"),
       "vs mctx": _fmt(r["ratio_vs_mctx"], ".2f"),
+      "vs mctx-gumbel": _fmt(r["ratio_vs_mctx_gumbel"], ".2f"),
       "net batches/move": _fmt(r["net_batches_per_move"], ".2f"),
       "nn evals/move": _fmt(r["nn_evals_per_move"], ".1f"),
       "TT hits/move": _fmt(r["transposition_hits_per_move"], ".1f"),
@@ -415,7 +461,8 @@ of every game, + the call's first roots / moves). nn evals/move: leaves per
 game and move that needed the network (ours: SearchStats.nn_evals, without
 the fresh roots that reroot computes and then discards for kept games).
 TT hits/move: edges linked to an existing node. nodes kept/move: nodes
-carried into the next search by reuse. vs mctx: positions/s over mctx's."""
+carried into the next search by reuse. vs mctx, vs mctx-gumbel: positions/s
+over those of mctx (muzero_policy) and of mctx-gumbel."""
 
 
 def parse_args(argv=None):
@@ -437,6 +484,10 @@ def parse_args(argv=None):
                       "(split over the rounds); also bounds each --profile piece")
   parser.add_argument("--profile", action="store_true",
                       help="also time the pieces of one move of our loop")
+  parser.add_argument("--profile-loop", default="mcgs",
+                      choices=[c for c in CONTESTANTS + EXTRA_CONTESTANTS
+                               if not c.startswith("mctx") and not c.endswith("noreuse")],
+                      help="our loop whose pieces --profile times (default mcgs)")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--csv", default="results/bench_selfplay.csv")
   args = parser.parse_args(argv)
@@ -464,16 +515,16 @@ def main(argv=None):
   print(NOTE)
   benchlib.write_csv(args.csv, rows, FIELDS)
   if args.profile:
-    print("\nPieces of one move of our loop (mcgs, reuse), medians:", flush=True)
+    print(f"\nPieces of one move of our loop ({args.profile_loop}), medians:", flush=True)
     pieces = profile_rows(eval_fn, params, args)
     move_ms = [1e3 * r["s_per_call"] / r["moves"] for r in rows
-               if r["contestant"] == "mcgs" and r["status"] == "ok"]
+               if r["contestant"] == args.profile_loop and r["status"] == "ok"]
     for piece in pieces:
       if move_ms:
         piece["share_of_move"] = piece["per_move_ms"] / move_ms[0]
     print()
     if move_ms:
-      print(f"One move of the mcgs loop: {move_ms[0]:.1f} ms")
+      print(f"One move of the {args.profile_loop} loop: {move_ms[0]:.1f} ms")
     print(format_profile(pieces))
     profile_csv = args.csv.replace(".csv", "_profile.csv")
     benchlib.write_csv(profile_csv, pieces, PROFILE_FIELDS)

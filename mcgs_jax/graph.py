@@ -220,6 +220,82 @@ take.__doc__ = """`array[indices]` for ONE game; vmapped, a flat-index gather.
   """
 
 
+@chex.dataclass(frozen=True)
+class EdgeRows:
+  """The edge rows of one node of ONE game (`edge_rows`)."""
+  child: chex.Array     # int32[A], `Graph.child`
+  visits: chex.Array    # int32[A], `Graph.edge_visits`
+  q: chex.Array         # f32[A], `Graph.edge_q`
+  prior: chex.Array     # f32[A], `Graph.prior`
+  pending: Any          # int32[A], the pending leaves through each edge, or None
+  buffer: Any           # the `edge_rows_buffer` the rows were written to, or None
+
+
+def edge_rows_buffer(num_actions: int, pending: bool = False) -> chex.Array:
+  """A buffer for `edge_rows` to write one node's rows into (ONE game).
+
+  Args:
+    num_actions: A.
+    pending: whether the rows will include pending leaves.
+
+  Returns:
+    int32[R + 1, A] zeros, R = 4 rows (5 with `pending`) and one spare row,
+    which keeps the write a partial update (XLA replaces an update of a
+    whole buffer by the update itself, a kernel it may split again).
+  """
+  return jnp.zeros((6 if pending else 5, num_actions), jnp.int32)
+
+
+def edge_rows(graph: Graph, node: chex.Array, virtual_visits: chex.Array | None = None,
+              buffer: chex.Array | None = None) -> EdgeRows:
+  """`node`'s child, visit, Q and prior rows (and pending leaves), read
+  together, for ONE game.
+
+  The rows are gathered by one kernel (vmapped), and every later use reads
+  its small output. XLA's CPU backend splits a kernel that gathers from
+  arrays as large as a batch's [B, N, A] edge arrays over threads (its cost
+  model counts the whole array as read), and on a busy machine each such
+  hand-off costs more than the read itself: a descent step whose scores,
+  chosen child and transposition test gathered their own rows paid for
+  several split kernels at every step. The backend never splits a kernel
+  that updates a slice of a buffer in place, so with `buffer` (carried by
+  the caller from one call to the next: `edge_rows_buffer`, then the
+  returned `EdgeRows.buffer`) the rows are written into it and the read is
+  not split either.
+
+  Args:
+    graph: ONE game's graph.
+    node: int32 node index, or a Python int (e.g. 0, the root).
+    virtual_visits: optional int32[N, A], pending leaves of this step
+      (`leaves_per_step`).
+    buffer: optional `edge_rows_buffer(A, virtual_visits is not None)`.
+
+  Returns:
+    EdgeRows, `pending` None without `virtual_visits`, `buffer` None
+    without `buffer`.
+  """
+  if isinstance(node, int):
+    read = lambda x: x[node]   # a static slice (vmapped too)
+  else:
+    read = lambda x: take(x, node)
+  to_int = lambda x: jax.lax.bitcast_convert_type(x, jnp.int32)
+  rows = [read(graph.child), read(graph.edge_visits), to_int(read(graph.edge_q)),
+          to_int(read(graph.prior))]
+  if virtual_visits is not None:
+    rows.append(read(virtual_visits))
+  rows = jnp.stack([r.astype(jnp.int32) for r in rows])
+  if buffer is None:
+    # The barrier keeps XLA from fusing the reads back into their users.
+    rows = jax.lax.optimization_barrier(rows)
+  else:
+    chex.assert_shape(buffer, (rows.shape[0] + 1, rows.shape[1]))
+    buffer = jax.lax.dynamic_update_slice(buffer, rows, (0, 0))
+    rows = buffer[:-1]
+  to_float = lambda x: jax.lax.bitcast_convert_type(x, jnp.float32)
+  return EdgeRows(child=rows[0], visits=rows[1], q=to_float(rows[2]), prior=to_float(rows[3]),
+                  pending=rows[4] if virtual_visits is not None else None, buffer=buffer)
+
+
 def gather_nodes(tree: Any, index: chex.Array) -> Any:
   """One node per game.
 

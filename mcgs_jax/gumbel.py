@@ -143,13 +143,14 @@ def completed_qvalues(visits: chex.Array, q: chex.Array, prior: chex.Array,
   return (config.maxvisit_init + visits.max()) * config.value_scale * normalised
 
 
-def _edge_stats(graph, node, config, virtual_visits):
-  """(N f32[A], Q f32[A]) of `node`'s edges, pending leaves counted as
-  visits that lost (value_min), as in `selection.puct_scores`."""
-  visits = graph.edge_visits[node].astype(jnp.float32)
-  q = graph.edge_q[node]
-  if virtual_visits is not None:
-    pending = virtual_visits[node].astype(jnp.float32)
+def _edge_stats(rows: graph_lib.EdgeRows, config: config_lib.SearchConfig):
+  """(N f32[A], Q f32[A]) of a node's edges (`graph.edge_rows`), pending
+  leaves counted as visits that lost (value_min), as in
+  `selection.puct_scores`."""
+  visits = rows.visits.astype(jnp.float32)
+  q = rows.q
+  if rows.pending is not None:
+    pending = rows.pending.astype(jnp.float32)
     q = jnp.where(pending > 0, (q * visits + pending * config.value_min)
                   / jnp.maximum(visits + pending, 1.0), q)
     visits = visits + pending
@@ -158,7 +159,8 @@ def _edge_stats(graph, node, config, virtual_visits):
 
 def interior_scores(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
                     config: config_lib.SearchConfig,
-                    virtual_visits: chex.Array | None = None) -> chex.Array:
+                    virtual_visits: chex.Array | None = None,
+                    rows: graph_lib.EdgeRows | None = None) -> chex.Array:
   """pi'(a) - N(a) / (1 + sum_b N(b)) for every action of `node` of ONE game
   (mctx `gumbel_muzero_interior_action_selection`); -inf where not allowed.
 
@@ -168,16 +170,21 @@ def interior_scores(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Arra
     allowed: bool[A] legal (and not solver-pruned) actions.
     config: SearchConfig.
     virtual_visits: optional int32[N, A] pending leaves (`leaves_per_step`).
+    rows: `graph.edge_rows(graph, node, virtual_visits)` where already
+      read; None reads them.
 
   Returns:
     f32[A].
   """
-  visits, q = _edge_stats(graph, node, config, virtual_visits)
-  prior = graph.prior[node]
+  if rows is None:
+    rows = graph_lib.edge_rows(graph, node, virtual_visits)
+  visits, q = _edge_stats(rows, config)
+  prior = rows.prior
   sigma = completed_qvalues(visits, q, prior, graph.nn_value[node], config)
   improved = jax.nn.softmax(jnp.where(allowed, _logits(prior, allowed) + sigma, -jnp.inf))
   scores = improved - visits / (1.0 + visits.sum())
-  return jnp.where(allowed & jnp.any(allowed), scores, -jnp.inf)
+  # A node without allowed actions has NaN scores: all masked here.
+  return jnp.where(allowed, scores, -jnp.inf)
 
 
 def considered_mask(gumbel: chex.Array, logits: chex.Array, allowed: chex.Array,
@@ -197,13 +204,18 @@ def considered_mask(gumbel: chex.Array, logits: chex.Array, allowed: chex.Array,
     bool[A].
   """
   num_actions = logits.shape[-1]
-  k = min(config.max_considered_actions, num_actions)
+  if config.max_considered_actions >= num_actions:
+    # The top k of all A actions are all of them (and `top_k`, run at every
+    # simulation's root, is one of the dearer kernels of a descent on a CPU).
+    return allowed
+  k = config.max_considered_actions
   _, top = jax.lax.top_k(jnp.where(allowed, gumbel + logits, -jnp.inf), k)
   return jnp.zeros(num_actions, bool).at[top].set(True) & allowed
 
 
 def root_scores(graph: graph_lib.Graph, allowed: chex.Array, config: config_lib.SearchConfig,
-                virtual_visits: chex.Array | None = None) -> chex.Array:
+                virtual_visits: chex.Array | None = None,
+                rows: graph_lib.EdgeRows | None = None) -> chex.Array:
   """Sequential halving with Gumbel at the root of ONE game (mctx
   `gumbel_muzero_root_action_selection`): g + logits + sigma on the
   considered actions whose visits of this search equal the schedule's count,
@@ -220,12 +232,15 @@ def root_scores(graph: graph_lib.Graph, allowed: chex.Array, config: config_lib.
     config: SearchConfig.
     virtual_visits: optional int32[N, A] pending leaves: each counts as a
       visit (the next leaf of a step takes the next entry of the schedule).
+    rows: the root's `graph.edge_rows` where already read; None reads them.
 
   Returns:
     f32[A].
   """
-  visits, q = _edge_stats(graph, 0, config, virtual_visits)
-  prior = graph.prior[0]
+  if rows is None:
+    rows = graph_lib.edge_rows(graph, 0, virtual_visits)
+  visits, q = _edge_stats(rows, config)
+  prior = rows.prior
   sigma = completed_qvalues(visits, q, prior, graph.nn_value[0], config)
   logits = _logits(prior, allowed)
   gumbel = graph.root_gumbel

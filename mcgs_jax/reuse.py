@@ -38,29 +38,78 @@ def _node_fields(graph: graph_lib.Graph) -> list[str]:
   return [f.name for f in dataclasses.fields(graph) if f.name not in _NOT_NODE_FIELDS]
 
 
-def _reachable(child: chex.Array, start: chex.Array) -> chex.Array:
+def _ancestor_jumps(child: chex.Array) -> chex.Array:
+  """Pointer-jumping tables over one parent of each node, for ONE game.
+
+  Every node with a parent gets one of them (the highest-numbered); a node
+  without one points to itself. Row k maps each node to its 2^k-th ancestor
+  along these pointers (saturating at a node without a parent), for
+  2^k < N, so `_close` follows any such chain in log2(N) steps.
+
+  Args:
+    child: int32[N, A], node indices or negative codes.
+
+  Returns:
+    int32[ceil(log2 N), N].
+  """
+  n, num_actions = child.shape
+  index = jnp.arange(n, dtype=jnp.int32)
+  parent = jnp.full(n, -1, jnp.int32).at[jnp.where(child >= 0, child, n).reshape(-1)].max(
+      jnp.repeat(index, num_actions), mode="drop")
+  up = jnp.where(parent >= 0, parent, index)
+  # A loop, not unrolled steps: XLA would fuse the unrolled chain of gathers
+  # into one kernel that recomputes each step twice per read of it.
+  _, jumps = jax.lax.scan(lambda up, _: (up[up], up), up, length=max(1, (n - 1).bit_length()))
+  return jumps
+
+
+def _close(seeds: chex.Array, jumps: chex.Array) -> chex.Array:
+  """bool[N]: the seeds and every node whose chain of parent pointers
+  (`_ancestor_jumps`) passes through a seed."""
+  return jax.lax.fori_loop(0, jumps.shape[0], lambda k, reach: reach | reach[jumps[k]], seeds)
+
+
+def _reachable(child: chex.Array, start: chex.Array, links: bool):
   """Nodes reachable from `start` along `child` edges, for ONE game.
+
+  Each node keeps one parent pointer (`_ancestor_jumps`), and the nodes
+  below the reached ones along those pointers are reached in log2(N)
+  gathers. Without transposition links every node has one parent, so that
+  is all. With links a node may be reached only through another parent:
+  the edges out of the reached nodes are followed (one scatter) and the
+  closure taken again, until nothing is added, usually after one or two
+  such passes however deep the graph (links can also point from a later
+  node to an earlier one, so no pass in index order would do).
 
   Args:
     child: int32[N, A], node indices or negative codes.
     start: int32, a node index, or negative for none.
+    links: whether the graph may hold transposition links (several parents
+      per node). Static.
 
   Returns:
-    bool[N].
+    (reach, parents): bool[N]; with `links`, int32[N], the number of edges
+    from reached nodes into each node (None without).
   """
   n = child.shape[0]
-  reach = jnp.zeros(n, bool).at[jnp.where(start >= 0, start, n)].set(True, mode="drop")
+  jumps = _ancestor_jumps(child)
+  reach = _close(jnp.arange(n) == start, jumps)
+  if not links:
+    return reach, None
 
-  # Transposition links can point from a later node to an earlier one, so no
-  # single pass in index order suffices; iterate to the fixed point instead.
-  def body(carry):
-    reach, _ = carry
+  def parents_of(reach):
     targets = jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1)
-    grown = reach.at[targets].set(True, mode="drop")
-    return grown, jnp.any(grown != reach)
+    parents = jnp.zeros(n, jnp.int32).at[targets].add(1, mode="drop")
+    return parents, jnp.any((parents > 0) & ~reach)
 
-  reach, _ = jax.lax.while_loop(lambda carry: carry[1], body, (reach, jnp.bool_(True)))
-  return reach
+  def grow(carry):
+    reach, parents, _ = carry
+    reach = _close(reach | (parents > 0), jumps)
+    return (reach,) + parents_of(reach)
+
+  reach, parents, _ = jax.lax.while_loop(lambda carry: carry[2], grow,
+                                         (reach,) + parents_of(reach))
+  return reach, parents
 
 
 def _compaction(reach: chex.Array, start: chex.Array):
@@ -138,7 +187,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   kept = in_range & (graph.nodes_used > 0) & (start >= 0)
   start = jnp.where(kept, start, -1)
 
-  reach = jax.vmap(_reachable)(graph.child, start)
+  links = config.links_transpositions
+  reach, parents = jax.vmap(lambda c, s: _reachable(c, s, links))(graph.child, start)
   new_of_old, old_of_new, count = jax.vmap(_compaction)(reach, start)
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
@@ -163,9 +213,14 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   child = jnp.where(child >= 0, jax.vmap(lambda m, c: m[jnp.maximum(c, 0)])(new_of_old, child),
                     child)
   moved["child"] = child
-  moved["num_parents"] = jax.vmap(
-      lambda c: jnp.zeros(capacity, jnp.int32).at[jnp.where(c >= 0, c, capacity).reshape(-1)]
-      .add(1, mode="drop"))(child)
+  if links:
+    # The kept edges into each kept node (counted by the reachability walk).
+    moved["num_parents"] = move(parents, blank.num_parents)
+  else:
+    # Without links every node but a root has one parent, the edge that
+    # stored it, which is kept with it; the new root loses its own.
+    node = jnp.arange(capacity)[None, :]
+    moved["num_parents"] = ((node > 0) & used).astype(blank.num_parents.dtype)
 
   stats = jax.tree.map(jnp.zeros_like, graph.stats).replace(nodes_used=count)
   if config.uses_table:

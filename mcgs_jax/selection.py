@@ -141,7 +141,8 @@ def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig
 
 
 def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.SearchConfig,
-                virtual_visits: chex.Array | None = None) -> chex.Array:
+                virtual_visits: chex.Array | None = None,
+                rows: graph_lib.EdgeRows | None = None) -> chex.Array:
   """Q(s, a) + U(s, a) for every action of `node` of ONE game; -inf on
   illegal (and solver-pruned) actions.
 
@@ -159,13 +160,17 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
     virtual_visits: optional int32[N, A], pending leaves of this step through
       each edge (`leaves_per_step`): each counts as a visit that lost
       (value_min), N' = N + v, Q' = (N Q + v value_min) / N'.
+    rows: `graph_lib.edge_rows(graph, node, virtual_visits)` where already
+      read; None reads them.
 
   Returns:
     f32[A] scores.
   """
   take = graph_lib.take
-  edge_visits = take(graph.edge_visits, node).astype(jnp.float32)
-  edge_q = take(graph.edge_q, node)
+  if rows is None:
+    rows = graph_lib.edge_rows(graph, node, virtual_visits)
+  edge_visits = rows.visits.astype(jnp.float32)
+  edge_q = rows.q
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
@@ -174,26 +179,26 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   # conserved: one per simulation that left the node through an edge), one
   # element instead of a reduction over the row.
   total = take(graph.visits, node).astype(jnp.float32) - 1.0
-  if virtual_visits is not None:
-    pending = virtual_visits[node].astype(jnp.float32)
+  if rows.pending is not None:
+    pending = rows.pending.astype(jnp.float32)
     edge_q = jnp.where(pending > 0, (edge_q * edge_visits + pending * config.value_min)
                        / jnp.maximum(edge_visits + pending, 1.0), edge_q)
     edge_visits = edge_visits + pending
     total = total + pending.sum()
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-  legal = allowed_moves(graph, node, config)
+  legal = allowed_moves(graph, node, config, rows.child)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
-  prior = take(graph.prior, node)
+  prior = rows.prior
   u = exploration_weight(total, config) * prior * jnp.sqrt(total + 1.0) / (1.0 + edge_visits)
   scores = jnp.where(legal, q + u, -jnp.inf)
   if config.min_root_visit_fraction > 0:
-    scores = pruning.force_min_root_visits(node, scores, edge_visits, graph.prior[node], config)
+    scores = pruning.force_min_root_visits(node, scores, edge_visits, prior, config)
   return scores
 
 
-def allowed_moves(graph, node, config):
+def allowed_moves(graph, node, config, child_row=None):
   """The legal moves not pruned by the solver nor by progressive pruning.
 
   Progressive pruning always leaves one move.
@@ -202,11 +207,14 @@ def allowed_moves(graph, node, config):
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar.
     config: SearchConfig.
+    child_row: optional int32[A], `graph.child[node]` where already read.
 
   Returns:
     bool[A].
   """
-  allowed = graph_lib.take(graph.child, node) != graph_lib.ILLEGAL
+  if child_row is None:
+    child_row = graph_lib.take(graph.child, node)
+  allowed = child_row != graph_lib.ILLEGAL
   if config.solver:
     allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
   if config.progressive_pruning != "off":
@@ -316,7 +324,9 @@ def _root_scores(graph, virtual_visits, config):
   descent: scored once), None without Gumbel."""
   if config.root_policy != "gumbel":
     return None
-  return gumbel.root_scores(graph, allowed_moves(graph, 0, config), config, virtual_visits)
+  rows = graph_lib.edge_rows(graph, 0, virtual_visits)
+  return gumbel.root_scores(graph, allowed_moves(graph, 0, config, rows.child), config,
+                            rows=rows)
 
 
 def _write_slot(column, slot, value, running):
@@ -331,7 +341,7 @@ def _write_slot(column, slot, value, running):
 
 def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: chex.Array,
                            child: chex.Array, config: config_lib.SearchConfig,
-                           alternating: bool) -> chex.Array:
+                           alternating: bool, edge_q: chex.Array | None = None) -> chex.Array:
   """The transposition test of ONE game's edge (Alg. 2): the edge leads to a
   node with several parents whose value the edge's Q no longer matches,
   |Q(s, a) - (r + discount V(child))| > q_eps.
@@ -344,6 +354,7 @@ def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: che
     config: SearchConfig (`q_eps`).
     alternating: the model's `alternating_zero_sum`: reward 0 and discount
       -1 without reading them.
+    edge_q: optional f32, the edge's Q where already read.
 
   Returns:
     bool.
@@ -358,18 +369,22 @@ def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: che
   else:
     target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
               child_value)
+  if edge_q is None:
+    edge_q = take(graph.edge_q, node, action)
   return (is_node & (take(graph.num_parents, safe_child) > 1) &
-          (jnp.abs(take(graph.edge_q, node, action) - target) > config.q_eps))
+          (jnp.abs(edge_q - target) > config.q_eps))
 
 
-def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, config,
+def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buffer, config,
                   alternating):
   """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
   `kind` is no longer RUNNING (its path stays, the rest is kept), so a batch
   of descents can step together until the last one stops: a running
   descent's depth is `step`. With `alternating` (the model's
   `alternating_zero_sum`) an edge into a stored node has reward 0 and
-  discount -1 without reading them."""
+  discount -1 without reading them. `buffer` is the step's
+  `graph_lib.edge_rows` buffer; returns (carry, the buffer for the next
+  step)."""
   max_depth = config.max_depth
   use_corrections = config.corrects_transpositions
   exploring = explore is not None
@@ -379,11 +394,14 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   stale = stale_before
   if config.solver:
     stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
+  # The node's edge rows in one read (`graph_lib.edge_rows`), for the scores,
+  # the chosen edge's child and its transposition test below.
+  rows = graph_lib.edge_rows(graph, node, virtual_visits, buffer)
   if root_scores is not None:
     scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-        graph, node, allowed_moves(graph, node, config), config, virtual_visits))
+        graph, node, allowed_moves(graph, node, config, rows.child), config, rows=rows))
   else:
-    scores = puct_scores(graph, node, config, virtual_visits)
+    scores = puct_scores(graph, node, config, rows=rows)
   action = jnp.argmax(scores).astype(jnp.int32)
   has_move = scores[action] > -jnp.inf
   following = jnp.bool_(False)
@@ -400,14 +418,12 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   path_nodes = _write_slot(path_nodes, step, node, running)
   path_actions = _write_slot(path_actions, step, action, running)
 
-  # The node's child row, gathered for the scores already (the same gather,
-  # merged by the compiler), gives the chosen edge's child without a new one.
   take = graph_lib.take
-  child = _at(action, take(graph.child, node))
+  child = _at(action, rows.child)
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
   diverged = use_corrections & transposition_diverged(graph, node, action, child, config,
-                                                      alternating)
+                                                      alternating, _at(action, rows.q))
   proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
@@ -437,7 +453,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, conf
   length = jnp.where(~has_move, depth, depth + 1)
   keep = lambda new, old: jnp.where(running, new, old)
   return (keep(next_node, node), keep(next_depth, depth), keep(kind, kind_before), path_nodes,
-          path_actions, keep(length, length_before), keep(stale, stale_before), marks)
+          path_actions, keep(length, length_before), keep(stale, stale_before),
+          marks), rows.buffer
 
 
 def _descent_end(carry, explore):
@@ -488,14 +505,17 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
   # without the select vmap puts on every carried array, the paths [B, D]
   # included, at every step of a per-game loop.
   root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
+  # The loop also carries the buffer each step writes its node's edge rows
+  # to (`graph_lib.edge_rows`).
   step = jax.vmap(functools.partial(_descent_step, config=config,
                                     alternating=model.alternating_zero_sum),
-                  in_axes=(0, 0, 0, 0, None, 0))
-  _, carry = jax.lax.while_loop(
-      lambda loop: jnp.any(loop[1][2] == RUNNING),
-      lambda loop: (loop[0] + 1,
-                    step(graph, explore, virtual_visits, root_scores, loop[0], loop[1])),
+                  in_axes=(0, 0, 0, 0, None, 0, 0))
+  start = (_descent_start(config, graph.capacity, tracks_cycles(config, model)),
+           graph_lib.edge_rows_buffer(graph.num_actions, virtual_visits is not None))
+  _, (carry, _) = jax.lax.while_loop(
+      lambda loop: jnp.any(loop[1][0][2] == RUNNING),
+      lambda loop: (loop[0] + 1, step(graph, explore, virtual_visits, root_scores, loop[0],
+                                      *loop[1])),
       (jnp.int32(0), jax.tree.map(lambda x: jnp.broadcast_to(x, (graph.batch_size,) + x.shape),
-                                  _descent_start(config, graph.capacity,
-                                                 tracks_cycles(config, model)))))
+                                  start)))
   return jax.vmap(_descent_end)(carry, explore)
