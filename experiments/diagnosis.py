@@ -252,18 +252,11 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
     variables = checkpoint.read_variables(
         evaluation.snapshot_path(directory, iteration),
         checkpoint.init_variables(network, env, jax.random.PRNGKey(0)))
-    figures = evaluation.ground_truth_figures(env, eval_fn, variables, jax.random.PRNGKey(0),
-                                              config)
     row = dict(variant=name, iteration=iteration, cpu_s=evals[-1]["cpu_s"], positions=positions)
     # The value head alone (outcome read from the value): what the search
     # leans on once the policy is good.
-    for kind in ("search", "policy", "value"):
-      errors = [figures[f"{kind}_c4_error_{s}"] for s in SETS]
-      row.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
-      row[f"{kind}_mean"] = sum(errors) / len(errors)
-    signs = [figures[f"value_c4_sign_error_{s}"] for s in SETS]
-    row.update({f"value_sign_{s}": e for s, e in zip(SETS, signs)})
-    row["value_sign_mean"] = sum(signs) / len(signs)
+    row.update(evaluation.connect4_error_summary(env, eval_fn, variables, jax.random.PRNGKey(0),
+                                                 config))
     rows.append(row)
     print(f"{name}: search mean {100 * row['search_mean']:.1f}%, policy mean "
           f"{100 * row['policy_mean']:.1f}%, value mean {100 * row['value_mean']:.1f}% "

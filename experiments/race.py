@@ -15,6 +15,10 @@
   `--opening-plies` moves. Games are appended to `--out/race_games.csv`
   (a rerun skips finished pairings); Bradley-Terry Elo with bootstrap 95%
   intervals, the baseline at 0, goes to `--out/race_elo.csv`.
+* The final figures: both final networks on `--positions` positions per
+  Pons set (400 by default, about +-2 points per set where the curves' 100
+  give +-4), the same 200-simulation search and raw policy, go to
+  `--out/race_final.csv` (a rerun skips the agents already there).
 """
 
 import argparse
@@ -28,6 +32,7 @@ from experiments import arena as arena_cli
 from learning import agents
 from learning import arena as arena_lib
 from learning import checkpoint
+from learning import config as config_lib
 from learning import evaluation
 from learning import ground_truth
 from learning import loop
@@ -84,6 +89,36 @@ def write_curves(ours: str, peer: str, out: str) -> list[dict]:
   return rows
 
 
+def final_rows(ours: str, peer: str, out: str, positions: int) -> list[dict]:
+  """Evaluates both final agents on `positions` per set; writes race_final.csv."""
+  path = os.path.join(out, "race_final.csv")
+  rows = []
+  if os.path.exists(path):
+    with open(path, newline="") as f:
+      rows = list(csv.DictReader(f))
+  done = {r["agent"] for r in rows}
+  for agent, directory in (("ours", ours), ("peer", peer)):
+    if agent in done:
+      continue
+    last = curve_rows(directory, agent)[-1]
+    config = config_lib.replace(
+        config_lib.TrainConfig.from_json(
+            config_lib.load_json(os.path.join(directory, checkpoint.CONFIG))),
+        eval_positions=positions)
+    env, eval_fn, params = checkpoint.load_agent(directory)
+    row = dict(agent=agent, wall_s=last["wall_s"], cpu_s=last["cpu_s"],
+               iteration=last["iteration"], positions=positions)
+    row.update(evaluation.connect4_error_summary(env, eval_fn, params, jax.random.PRNGKey(0),
+                                                 config))
+    rows.append(row)
+    print(f"{agent} final, {positions} positions per set: search mean "
+          f"{100 * row['search_mean']:.1f}%, policy mean {100 * row['policy_mean']:.1f}%",
+          flush=True)
+    os.makedirs(out, exist_ok=True)
+    loop.write_metrics(path, rows)
+  return rows
+
+
 def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
               baseline_simulations: int, opening_plies: int, seed: int) -> list[dict]:
   """Plays the pairings not yet in race_games.csv; writes race_elo.csv."""
@@ -133,7 +168,9 @@ def main(argv=None):
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--baseline-simulations", type=int, default=800)
   parser.add_argument("--opening-plies", type=int, default=3)
-  parser.add_argument("--no-arena", action="store_true", help="only the curves")
+  parser.add_argument("--positions", type=int, default=400,
+                      help="positions per Pons set of the final evaluation (0: none)")
+  parser.add_argument("--no-arena", action="store_true", help="no arena games")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
   rows = write_curves(args.ours, args.peer, args.out)
@@ -141,6 +178,8 @@ def main(argv=None):
     last = [r for r in rows if r["agent"] == agent][-1]
     print(f"{agent}: iteration {last['iteration']}, wall_s {last['wall_s']:.0f}, mean error "
           f"search {100 * last['search_mean']:.1f}%, policy {100 * last['policy_mean']:.1f}%")
+  if args.positions > 0:
+    final_rows(args.ours, args.peer, args.out, args.positions)
   if not args.no_arena:
     run_arena(args.ours, args.peer, args.out, args.games, args.simulations,
               args.baseline_simulations, args.opening_plies, args.seed)

@@ -96,6 +96,32 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
   return figures
 
 
+def connect4_error_summary(env, eval_fn, variables, rng, config) -> dict[str, float]:
+  """Pons error rates of one Connect-4 network, per set and averaged.
+
+  Args:
+    env: the Connect-4 env.
+    eval_fn: the network's eval_fn.
+    variables: the network variables.
+    rng: a PRNG key.
+    config: the TrainConfig (`eval_simulations`, `eval_positions`).
+
+  Returns:
+    {"<kind>_<set>": error, "<kind>_mean": mean over the six sets} for the
+    kinds `search` (the fixed-budget search), `policy` (the raw policy),
+    `value` (the outcome read from the value head) and `value_sign` (the
+    value's sign alone).
+  """
+  figures = ground_truth_figures(env, eval_fn, variables, rng, config)
+  row = {}
+  for kind, prefix in (("search", "search_c4_error"), ("policy", "policy_c4_error"),
+                       ("value", "value_c4_error"), ("value_sign", "value_c4_sign_error")):
+    errors = [figures[f"{prefix}_{s}"] for s in ground_truth.C4_SETS]
+    row.update({f"{kind}_{s}": e for s, e in zip(ground_truth.C4_SETS, errors)})
+    row[f"{kind}_mean"] = sum(errors) / len(errors)
+  return row
+
+
 def evaluate_iteration(config, env, eval_fn, variables, rng, iteration: int, *, directory: str,
                        rows: list[dict], arena_records: list[tuple]
                        ) -> tuple[dict[str, float], list[tuple]]:
