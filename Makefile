@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs accuracy clean
+.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench-quick: $(STAMP)
 
 bench-envs: $(STAMP)
 	$(PY) -m experiments.bench_envs
+
+# The accelerator report of whatever device JAX sees: docs/device/<device>.md
+# and its CSVs (about 8 minutes on an H100; `--quick` is the CPU smoke run).
+bench-device: $(STAMP)
+	$(PY) -m experiments.device_report
 
 accuracy: $(BENCH_STAMP)
 	$(PY) -m experiments.connect4_accuracy

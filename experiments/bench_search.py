@@ -77,13 +77,27 @@ class Contestant:
   metrics: Callable[[Any], tuple[float, float, float]]
 
 
-def mcgs_contestant(network: MLP, backup: str, batch_size: int,
-                    num_simulations: int) -> Contestant:
-  """`mcgs_jax.search` on our Connect-4 with the MLP as eval_fn."""
+def mcgs_contestant(network: MLP, backup: str, batch_size: int, num_simulations: int,
+                    root_policy: str = "puct", eval_fn: Any = None) -> Contestant:
+  """`mcgs_jax.search` on our Connect-4 with the MLP as eval_fn.
+
+  Args:
+    network: the MLP (used when `eval_fn` is None).
+    backup: `SearchConfig.backup` ("mcgs", "tree", ...).
+    batch_size: B, games searched together.
+    num_simulations: S.
+    root_policy: `SearchConfig.root_policy`: "puct" or "gumbel" (with
+      `SearchConfig`'s Gumbel defaults, those of `mctx.gumbel_muzero_policy`).
+    eval_fn: the search's eval_fn; None: `MLPEval(network)`.
+
+  Returns:
+    The Contestant.
+  """
   env = envs.make("connect4")
-  config = mcgs_jax.SearchConfig(num_simulations=num_simulations, backup=backup)
-  search = jax.jit(functools.partial(
-      mcgs_jax.search, env=env, eval_fn=MLPEval(network), config=config))
+  config = mcgs_jax.SearchConfig(num_simulations=num_simulations, backup=backup,
+                                 root_policy=root_policy)
+  eval_fn = MLPEval(network) if eval_fn is None else eval_fn
+  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
 
   def metrics(out):
     return (float(jnp.mean(out.stats.nodes_used)), float(jnp.mean(out.stats.nn_evals)),
@@ -93,12 +107,28 @@ def mcgs_contestant(network: MLP, backup: str, batch_size: int,
   return Contestant(search=search, root=root, metrics=metrics)
 
 
-def mctx_contestant(network: MLP, batch_size: int, num_simulations: int,
-                    env: Any) -> Contestant:
+def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: Any,
+                    policy: str = "muzero", eval_fn: Any = None) -> Contestant:
   """`mctx.muzero_policy` with `env` (pgx's `connect_four`, or ours: the
-  fields it reads are the same) as the model."""
+  fields it reads are the same) as the model.
 
-  eval_fn = MLPEval(network)   # the same network call as the mcgs_jax contestants
+  Args:
+    network: the MLP (used when `eval_fn` is None).
+    batch_size: B, games searched together.
+    num_simulations: S.
+    env: the model's env.
+    policy: "muzero" (`mctx.muzero_policy`) or "gumbel_muzero"
+      (`mctx.gumbel_muzero_policy`), each with mctx's defaults.
+    eval_fn: the network call; None: `MLPEval(network)`, the same call as
+      the mcgs_jax contestants.
+
+  Returns:
+    The Contestant.
+  """
+  if policy not in ("muzero", "gumbel_muzero"):
+    raise ValueError(f"policy must be 'muzero' or 'gumbel_muzero', got {policy!r}")
+  eval_fn = MLPEval(network) if eval_fn is None else eval_fn
+  policy_fn = mctx.muzero_policy if policy == "muzero" else mctx.gumbel_muzero_policy
 
   recurrent_fn = benchlib.mctx_recurrent_fn(env, eval_fn)
 
@@ -106,9 +136,8 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int,
   def search(params, rng, state):
     logits, value = eval_fn(params, None, state)
     root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
-    return mctx.muzero_policy(params, rng, root, recurrent_fn,
-                              num_simulations=num_simulations,
-                              invalid_actions=~state.legal_action_mask)
+    return policy_fn(params, rng, root, recurrent_fn, num_simulations=num_simulations,
+                     invalid_actions=~state.legal_action_mask)
 
   def metrics(out):
     tree = out.search_tree

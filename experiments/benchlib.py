@@ -1,6 +1,7 @@
 """Shared benchmark helpers: timing with a compile warm-up, CSV output."""
 
 import csv
+import dataclasses
 import os
 import time
 from typing import Any, Callable, Sequence
@@ -35,6 +36,49 @@ def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
     if sum(times) > budget_s:
       break
   return warmup, output, times
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledTiming:
+  """What `compile_and_time` measured.
+
+  Attributes:
+    compile_s: seconds to trace, lower and compile (ahead of the first call).
+    compiled: the compiled executable (`memory_analysis()` gives its sizes).
+    first_call_s: seconds of the first call of the compiled executable.
+    output: the first call's output.
+    times: seconds of the timed calls (empty when the first call alone
+      exceeded the budget).
+  """
+  compile_s: float
+  compiled: Any
+  first_call_s: float
+  output: Any
+  times: list
+
+
+def compile_and_time(jitted: Any, args: Sequence[Any], repeats: int,
+                     budget_s: float) -> CompiledTiming:
+  """Compiles `jitted` for `args` ahead of time, then times its calls.
+
+  Unlike `time_calls` on the jitted function, the compile time is measured
+  on its own rather than read off the first call.
+
+  Args:
+    jitted: a `jax.jit`-wrapped function.
+    args: its positional arguments.
+    repeats: timed calls at most (`time_calls`).
+    budget_s: the timed calls stop once they have used this long.
+
+  Returns:
+    CompiledTiming.
+  """
+  start = time.perf_counter()
+  compiled = jitted.lower(*args).compile()
+  compile_s = time.perf_counter() - start
+  first_call_s, output, times = time_calls(lambda: compiled(*args), repeats, budget_s)
+  return CompiledTiming(compile_s=compile_s, compiled=compiled, first_call_s=first_call_s,
+                        output=output, times=times)
 
 
 def write_csv(path: str, rows: list[dict], fields: Sequence[str]):

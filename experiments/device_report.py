@@ -1,0 +1,958 @@
+"""The accelerator report: search, self-play, memory, phase and training
+speed on whatever device JAX sees, in one process.
+
+  python -m experiments.device_report                   # the full report (~8 min on an H100)
+  python -m experiments.device_report --quick           # CPU smoke run: tiny shapes, < 3 min
+  python -m experiments.device_report --out results/device --budget-scale 2
+
+Writes `<out>/<device>.md` (default out: docs/device; device:
+`jax.devices()[0].device_kind` slugified, e.g. `cpu`, `nvidia-h100-80gb-hbm3`,
+with `-quick` appended under `--quick`) and one CSV per section beside it:
+`<device>-search.csv`, `-selfplay.csv`, `-memory.csv`, `-device.csv`,
+`-phases.csv`, `-training.csv` and `-skipped.csv` (8 flat files). The files
+are rewritten after every section, so a run cut short keeps what it
+measured.
+
+Sections (Connect-4 from the empty board throughout):
+  1. search    ms per call of `mcgs_jax.search` (backups mcgs and tree; root
+               policies puct and gumbel) against `mctx.muzero_policy` and
+               `mctx.gumbel_muzero_policy` on pgx's `connect_four`, with the
+               MLP of bench_search and a ResNet 6x64, over a B x S grid
+               (bench_search's contestants). Each cell is compiled ahead of
+               time (`benchlib.compile_and_time`), then timed (median).
+  2. selfplay  positions per second of `learning.selfplay.play` (mcgs / tree,
+               PUCT / Gumbel, graph reuse on / off) against the pgx-style mctx
+               loops: bench_selfplay's contestants, timed by its `bench_rows`.
+  3. memory    the search state one game holds (our graph arrays,
+               `mcgs_jax.bytes_per_game`; mctx's search tree), the compiled
+               search's XLA buffers, and the device's memory in use and peak
+               (`Device.memory_stats()`, n/a on CPU) and compile seconds after
+               each section.
+  4. phases    `bench_phases.profile` of one large search: selection,
+               transition, lookup, evaluation, expansion+backup per step.
+  5. training  examples per second of `learning.trainer.update` on the
+               ResNet (TrainConfig's default Adam settings).
+
+Every section has a time budget (`Plan.budgets_s`, times `--budget-scale`).
+A cell is skipped when its predicted warm-up (`bench_search.predict_warmup`,
+or the section's costs so far) exceeds what is left of the budget or
+`--max-seconds`; skipped cells, and the cells a `--quick` plan leaves out,
+are printed and listed in the report's "Skipped" section.
+"""
+
+import argparse
+import dataclasses
+import datetime
+import functools
+import itertools
+import math
+import os
+import platform
+import re
+import shlex
+import statistics
+import sys
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import flax
+import jax
+import jax.numpy as jnp
+import jaxlib
+import mctx
+import optax
+import pgx
+
+import envs
+import networks
+from experiments import bench_phases
+from experiments import bench_search
+from experiments import bench_selfplay
+from experiments import benchlib
+from learning import config as config_lib
+from learning import example as example_lib
+from learning import trainer
+from networks import MLP, MLPEval, init_params
+
+NUM_ACTIONS = 7
+OBSERVATION_SHAPE = (6, 7, 2)
+SECTIONS = ("search", "selfplay", "memory", "device", "phases", "training", "skipped")
+# Search contestants: name -> (search, root policy). Each policy's mctx
+# contestant comes first, so ours can report their time relative to it.
+SEARCH_CONTESTANTS = {
+    "mctx-muzero": ("mctx", "puct"),
+    "mcgs-puct": ("mcgs", "puct"),
+    "tree-puct": ("tree", "puct"),
+    "mctx-gumbel": ("mctx", "gumbel"),
+    "mcgs-gumbel": ("mcgs", "gumbel"),
+    "tree-gumbel": ("tree", "gumbel"),
+}
+MCTX_OF_POLICY = {"puct": "mctx-muzero", "gumbel": "mctx-gumbel"}
+PHASE_BACKUPS = ("mcgs", "tree")
+
+SEARCH_FIELDS = ("network", "batch", "sims", "contestant", "search", "policy", "status",
+                 "compile_s", "warmup_s", "repeats", "median_ms", "sims_per_s", "ratio_vs_mctx",
+                 "nodes_per_game", "nn_evals_per_game", "state_bytes_per_game",
+                 "xla_temp_bytes", "xla_output_bytes")
+MEMORY_FIELDS = ("network", "batch", "sims", "contestant", "nodes_per_game",
+                 "state_bytes_per_game", "state_mib_all_games", "xla_temp_mib",
+                 "xla_output_mib")
+DEVICE_FIELDS = ("after_section", "section_s", "compiles", "compile_s_total", "compile_s_max",
+                 "bytes_in_use", "peak_bytes_in_use", "bytes_limit")
+PHASE_FIELDS = ("row", "backup", "batch", "sims", "median_ms", "per_step_ms", "vs_network",
+                "share_of_step")
+TRAINING_FIELDS = ("network", "batch", "status", "compile_s", "repeats", "median_ms",
+                   "examples_per_s")
+SKIPPED_FIELDS = ("section", "cell", "reason")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+  """What a report measures, and how long each section may take.
+
+  Attributes:
+    batches: B of the search grid.
+    sims: S of the search grid.
+    mlp_hidden: hidden sizes of the MLP (search, self-play and phases).
+    resnet_blocks: residual blocks of the ResNet (search and training).
+    resnet_channels: its channels.
+    search_contestants: network label ("mlp", "resnet") -> the
+      `SEARCH_CONTESTANTS` names run with it.
+    selfplay_batch: games B of the self-play loops.
+    selfplay_sims: simulations per move S.
+    selfplay_moves: moves per jitted call.
+    selfplay_groups: bench_selfplay contestant names, in groups timed
+      together (interleaved rounds); a group is skipped whole when the
+      budget left cannot fit it.
+    selfplay_rounds: bench_selfplay's interleaved rounds.
+    phase_batch: B of the phase profile.
+    phase_sims: S of the phase profile.
+    phase_backups: backups profiled, in order.
+    training_batches: batch sizes of the update step.
+    repeats: timed calls per cell at most.
+    max_seconds: a cell predicted to take longer is skipped; also bounds
+      each cell's timed calls.
+    budgets_s: section -> seconds ("search", "selfplay", "phases",
+      "training").
+  """
+  batches: tuple[int, ...]
+  sims: tuple[int, ...]
+  mlp_hidden: tuple[int, ...]
+  resnet_blocks: int
+  resnet_channels: int
+  search_contestants: Mapping[str, tuple[str, ...]]
+  selfplay_batch: int
+  selfplay_sims: int
+  selfplay_moves: int
+  selfplay_groups: tuple[tuple[str, ...], ...]
+  selfplay_rounds: int
+  phase_batch: int
+  phase_sims: int
+  phase_backups: tuple[str, ...]
+  training_batches: tuple[int, ...]
+  repeats: int
+  max_seconds: float
+  budgets_s: Mapping[str, float]
+
+
+# Designed to finish inside 8 minutes on an H100-class GPU: 435 s of section
+# budgets, plus imports and the report.
+FULL_PLAN = Plan(
+    batches=(256, 1024, 4096), sims=(64, 200, 800), mlp_hidden=bench_search.HIDDEN_SIZES,
+    resnet_blocks=6, resnet_channels=64,
+    search_contestants={"mlp": tuple(SEARCH_CONTESTANTS), "resnet": tuple(SEARCH_CONTESTANTS)},
+    selfplay_batch=1024, selfplay_sims=64, selfplay_moves=8,
+    selfplay_groups=(("mctx", "mcgs", "mcgs-noreuse", "tree"),
+                     ("mctx-gumbel", "mcgs-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel"),
+                     ("tree-noreuse", "tree-gumbel-noreuse")),
+    selfplay_rounds=2, phase_batch=1024, phase_sims=800, phase_backups=PHASE_BACKUPS,
+    training_batches=(256, 1024, 4096), repeats=5, max_seconds=40.0,
+    budgets_s={"search": 200.0, "selfplay": 150.0, "phases": 45.0, "training": 40.0})
+# The CPU smoke run: one tiny cell per section; both mctx policies, both
+# backups, both root policies and both networks once each, in few compiles
+# (they are most of its time).
+QUICK_PLAN = Plan(
+    batches=(8,), sims=(16,), mlp_hidden=(16, 16), resnet_blocks=1, resnet_channels=8,
+    search_contestants={"mlp": ("mctx-gumbel", "tree-gumbel"),
+                        "resnet": ("mctx-muzero", "mcgs-puct")},
+    selfplay_batch=8, selfplay_sims=8, selfplay_moves=2,
+    selfplay_groups=(("mctx-gumbel", "mcgs-gumbel-noreuse"),),
+    selfplay_rounds=1, phase_batch=8, phase_sims=16, phase_backups=("mcgs",),
+    training_batches=(32,), repeats=2, max_seconds=60.0,
+    budgets_s={"search": 120.0, "selfplay": 90.0, "phases": 45.0, "training": 30.0})
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportNetwork:
+  """A network the report searches or trains with.
+
+  Attributes:
+    label: "mlp" or "resnet" (the `Plan.search_contestants` key).
+    description: e.g. "MLP(128, 128)", "ResNet 6x64".
+    module: the flax module.
+    eval_fn: the search's eval_fn.
+    params: its variables.
+  """
+  label: str
+  description: str
+  module: Any
+  eval_fn: Any
+  params: Any
+
+
+def device_slug(device_kind: str) -> str:
+  """A file name for a device kind: lower case, runs of other characters
+  than letters and digits become one hyphen.
+
+  Args:
+    device_kind: e.g. "NVIDIA H100 80GB HBM3" or "cpu".
+
+  Returns:
+    e.g. "nvidia-h100-80gb-hbm3" or "cpu".
+  """
+  return re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "device"
+
+
+def report_paths(out_dir: str, stem: str) -> dict[str, str]:
+  """Where a report writes: "md" and one CSV per section.
+
+  Args:
+    out_dir: the folder.
+    stem: the file stem (the device slug, `-quick` with --quick).
+
+  Returns:
+    dict "md" | section -> path.
+  """
+  paths = {"md": os.path.join(out_dir, f"{stem}.md")}
+  paths.update({s: os.path.join(out_dir, f"{stem}-{s}.csv") for s in SECTIONS})
+  return paths
+
+
+def make_networks(plan: Plan, seed: int) -> dict[str, ReportNetwork]:
+  """The MLP (bench_search's, `MLPEval`) and the ResNet of a plan.
+
+  Args:
+    plan: the Plan.
+    seed: the initialisation seed.
+
+  Returns:
+    dict label -> ReportNetwork.
+  """
+  rng = jax.random.key(seed)
+  mlp = MLP(num_actions=NUM_ACTIONS, hidden_sizes=tuple(plan.mlp_hidden))
+  resnet = networks.make("resnet", envs.make("connect4"), num_blocks=plan.resnet_blocks,
+                         channels=plan.resnet_channels)
+  example = jnp.zeros((1,) + OBSERVATION_SHAPE)
+  return {
+      "mlp": ReportNetwork("mlp", f"MLP{tuple(plan.mlp_hidden)}", mlp, MLPEval(mlp),
+                           init_params(mlp, rng, example)),
+      "resnet": ReportNetwork("resnet", f"ResNet {plan.resnet_blocks}x{plan.resnet_channels}",
+                              resnet, networks.NetworkEval(resnet),
+                              networks.init(resnet, rng, example)),
+  }
+
+
+def device_memory() -> dict:
+  """The first device's memory counters, "n/a" where it has none (CPU).
+
+  Returns:
+    dict bytes_in_use, peak_bytes_in_use, bytes_limit.
+  """
+  try:
+    stats = jax.devices()[0].memory_stats() or {}
+  except Exception:  # pylint: disable=broad-except
+    stats = {}
+  return {k: stats.get(k, "n/a") for k in ("bytes_in_use", "peak_bytes_in_use", "bytes_limit")}
+
+
+def ordered_cells(batches: Sequence[int], sims: Sequence[int]) -> list[tuple[int, int]]:
+  """The B x S grid in the order it is measured: the diagonal first (small,
+  medium, large), then the rest from the smallest B * S up, so a budget that
+  runs out still leaves a spread of sizes.
+
+  Args:
+    batches: B values, ascending.
+    sims: S values, ascending.
+
+  Returns:
+    list of (B, S).
+  """
+  diagonal = set(zip(batches, sims))
+  return sorted(itertools.product(batches, sims),
+                key=lambda c: (c not in diagonal, c[0] * c[1], c[0]))
+
+
+def _skip(section: str, cell: str, reason: str) -> dict:
+  print(f"  skipped {section}: {cell}: {reason}", flush=True)
+  return dict(section=section, cell=cell, reason=reason)
+
+
+def _failure(error: Exception) -> str:
+  lines = str(error).strip().splitlines()
+  return f"failed: {type(error).__name__}: {lines[0][:160] if lines else ''}"
+
+
+def _xla_sizes(compiled: Any) -> tuple[float, float]:
+  """(temp bytes, output bytes) of a compiled executable, NaN if unknown."""
+  try:
+    analysis = compiled.memory_analysis()
+    return float(analysis.temp_size_in_bytes), float(analysis.output_size_in_bytes)
+  except Exception:  # pylint: disable=broad-except
+    return math.nan, math.nan
+
+
+def search_contestant(name: str, net: ReportNetwork, batch: int,
+                      sims: int) -> bench_search.Contestant:
+  """bench_search's contestant for a `SEARCH_CONTESTANTS` name.
+
+  Args:
+    name: e.g. "mctx-gumbel", "tree-puct".
+    net: the network.
+    batch: B.
+    sims: S.
+
+  Returns:
+    bench_search.Contestant.
+  """
+  search, policy = SEARCH_CONTESTANTS[name]
+  if search == "mctx":
+    return bench_search.mctx_contestant(
+        net.module, batch, sims, pgx.make("connect_four"),
+        policy="muzero" if policy == "puct" else "gumbel_muzero", eval_fn=net.eval_fn)
+  return bench_search.mcgs_contestant(net.module, search, batch, sims, root_policy=policy,
+                                      eval_fn=net.eval_fn)
+
+
+def search_cell(name: str, net: ReportNetwork, batch: int, sims: int, repeats: int,
+                budget_s: float) -> dict:
+  """Compiles and times one search contestant in one cell.
+
+  Args:
+    name: a `SEARCH_CONTESTANTS` name.
+    net: the network.
+    batch: B.
+    sims: S.
+    repeats: timed calls at most.
+    budget_s: the timed calls stop once they have used this long.
+
+  Returns:
+    The row (`SEARCH_FIELDS`; ratio_vs_mctx still NaN).
+  """
+  search, policy = SEARCH_CONTESTANTS[name]
+  row = dict(network=net.label, batch=batch, sims=sims, contestant=name, search=search,
+             policy=policy, status="ok", compile_s=math.nan, warmup_s=math.nan, repeats=0,
+             median_ms=math.nan, sims_per_s=math.nan, ratio_vs_mctx=math.nan,
+             nodes_per_game=math.nan, nn_evals_per_game=math.nan,
+             state_bytes_per_game=math.nan, xla_temp_bytes=math.nan,
+             xla_output_bytes=math.nan)
+  contestant = search_contestant(name, net, batch, sims)
+  timing = benchlib.compile_and_time(contestant.search,
+                                     (net.params, jax.random.key(0), contestant.root),
+                                     repeats, budget_s)
+  row.update(compile_s=timing.compile_s, warmup_s=timing.compile_s + timing.first_call_s)
+  if not timing.times:
+    row["status"] = f"skipped (first call {timing.first_call_s:.0f} s over the budget)"
+    return row
+  seconds = statistics.median(timing.times)
+  nodes, evals, state_bytes = contestant.metrics(timing.output)
+  temp_bytes, output_bytes = _xla_sizes(timing.compiled)
+  row.update(repeats=len(timing.times), median_ms=1e3 * seconds,
+             sims_per_s=batch * sims / seconds, nodes_per_game=nodes, nn_evals_per_game=evals,
+             state_bytes_per_game=state_bytes, xla_temp_bytes=temp_bytes,
+             xla_output_bytes=output_bytes)
+  return row
+
+
+def with_search_ratios(rows: list[dict]) -> list[dict]:
+  """The rows with `ratio_vs_mctx`: ms over the ms of the matching mctx
+  policy (`MCTX_OF_POLICY`) in the same network and cell; NaN without one.
+
+  Args:
+    rows: search rows.
+
+  Returns:
+    New rows.
+  """
+  reference = {(r["network"], r["batch"], r["sims"], r["contestant"]): r["median_ms"]
+               for r in rows if r["status"] == "ok"}
+  out = []
+  for r in rows:
+    ref = reference.get((r["network"], r["batch"], r["sims"], MCTX_OF_POLICY[r["policy"]]))
+    ratio = r["median_ms"] / ref if ref and r["status"] == "ok" else math.nan
+    out.append({**r, "ratio_vs_mctx": ratio})
+  return out
+
+
+def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
+                   budget_s: float) -> tuple[list[dict], list[dict]]:
+  """Section 1: every network's contestants over the B x S grid.
+
+  Each network gets an equal share of the budget (time a network leaves
+  unused passes to the next). A contestant whose matching mctx policy was
+  skipped for the budget in a cell is skipped too: it would have nothing to
+  compare with.
+
+  Args:
+    plan: the Plan.
+    nets: label -> ReportNetwork.
+    budget_s: the section's seconds.
+
+  Returns:
+    (rows, skipped).
+  """
+  start = time.perf_counter()
+  rows, skipped = [], []
+  labels = list(plan.search_contestants)
+  for index, label in enumerate(labels):
+    net = nets[label]
+    deadline = start + budget_s * (index + 1) / len(labels)
+    names = plan.search_contestants[label]
+    for batch, sims in ordered_cells(plan.batches, plan.sims):
+      over_budget = set()   # contestants of this cell skipped for the budget
+      for name in SEARCH_CONTESTANTS:
+        cell = f"{net.description} B={batch} S={sims} {name}"
+        if name not in names:
+          skipped.append(_skip("search", cell, "not in this plan (--quick)"))
+          continue
+        reference = MCTX_OF_POLICY[SEARCH_CONTESTANTS[name][1]]
+        if reference in over_budget:   # nothing to compare with: spend the time elsewhere
+          over_budget.add(name)
+          skipped.append(_skip("search", cell, f"{reference} skipped in this cell (budget)"))
+          continue
+        left = min(deadline - time.perf_counter(), plan.max_seconds)
+        done = [r for r in rows if r["network"] == label]
+        predicted = bench_search.predict_warmup(done, name, batch, sims)
+        if predicted is None:   # a contestant's first cell: the slowest compile so far
+          predicted = max((r["compile_s"] for r in done if r["status"] == "ok"), default=0.0)
+        if left <= 0 or predicted > left:
+          over_budget.add(name)
+          skipped.append(_skip("search", cell, f"predicted {predicted:.0f} s > "
+                               f"{max(left, 0):.0f} s left of the budget"))
+          continue
+        try:
+          row = search_cell(name, net, batch, sims, plan.repeats, left)
+        except Exception as error:  # pylint: disable=broad-except
+          skipped.append(_skip("search", cell, _failure(error)))
+          continue
+        if row["status"] != "ok":
+          skipped.append(_skip("search", cell, row["status"]))
+        rows.append(row)
+        print(f"  {cell:<44} {row['median_ms']:10.2f} ms  compile {row['compile_s']:.1f} s",
+              flush=True)
+  return with_search_ratios(rows), skipped
+
+
+def memory_rows(search_rows: Sequence[dict]) -> list[dict]:
+  """Section 3's search-state table from the measured search rows.
+
+  Args:
+    search_rows: section 1's rows.
+
+  Returns:
+    Rows of `MEMORY_FIELDS`: the search state per game (our graph arrays
+    or mctx's tree), for all B games, and the compiled search's XLA temp and
+    output buffers.
+  """
+  mib = 2.0 ** 20
+  return [dict(network=r["network"], batch=r["batch"], sims=r["sims"],
+               contestant=r["contestant"], nodes_per_game=r["nodes_per_game"],
+               state_bytes_per_game=r["state_bytes_per_game"],
+               state_mib_all_games=r["state_bytes_per_game"] * r["batch"] / mib,
+               xla_temp_mib=r["xla_temp_bytes"] / mib,
+               xla_output_mib=r["xla_output_bytes"] / mib)
+          for r in search_rows if r["status"] == "ok"]
+
+
+def device_row(section: str, section_s: float, compile_seconds: Sequence[float]) -> dict:
+  """The device's memory after a section, the section's wall time and its
+  compiles.
+
+  Args:
+    section: the section's name.
+    section_s: the section's wall seconds.
+    compile_seconds: compile seconds of what the section compiled (NaN
+      entries are left out).
+
+  Returns:
+    A row of `DEVICE_FIELDS`.
+  """
+  known = [s for s in compile_seconds if not math.isnan(s)]
+  return dict(after_section=section, section_s=section_s,
+              compiles=len(known) if known else "-",
+              compile_s_total=sum(known) if known else math.nan,
+              compile_s_max=max(known) if known else math.nan, **device_memory())
+
+
+def selfplay_section(plan: Plan, seed: int,
+                     budget_s: float) -> tuple[list[dict], list[dict]]:
+  """Section 2: bench_selfplay's loops, group by group, with the MLP.
+
+  A group is skipped whole when the seconds per contestant of the groups
+  before it predict that it would overrun the budget.
+
+  Args:
+    plan: the Plan.
+    seed: parameters and games.
+    budget_s: the section's seconds.
+
+  Returns:
+    (rows, skipped): bench_selfplay's rows plus `group` and
+    `ratio_vs_matching_mctx` (positions/s over those of mctx for PUCT
+    loops, of mctx-gumbel for Gumbel loops).
+  """
+  start = time.perf_counter()
+  deadline = start + budget_s
+  eval_fn = networks.mlp_eval(NUM_ACTIONS, plan.mlp_hidden)
+  params = networks.init(eval_fn.network, jax.random.key(seed),
+                         jnp.zeros((1,) + OBSERVATION_SHAPE, jnp.bool_))
+  known = bench_selfplay.CONTESTANTS + bench_selfplay.EXTRA_CONTESTANTS
+  in_plan = {n for group in plan.selfplay_groups for n in group}
+  cell = f"B={plan.selfplay_batch} S={plan.selfplay_sims} moves={plan.selfplay_moves}"
+  rows, skipped = [], []
+  for name in known:
+    if name not in in_plan:
+      skipped.append(_skip("selfplay", f"{cell} {name}", "not in this plan (--quick)"))
+  seconds_per_contestant = 0.0
+  for index, group in enumerate(plan.selfplay_groups):
+    names = [n for n in group if n in known]
+    skipped += [_skip("selfplay", f"{cell} {n}", "unknown to bench_selfplay")
+                for n in group if n not in known]
+    left = deadline - time.perf_counter()
+    predicted = seconds_per_contestant * len(names)
+    if not names or left <= 0 or predicted > left:
+      skipped += [_skip("selfplay", f"{cell} {n}", f"group predicted {predicted:.0f} s > "
+                        f"{max(left, 0):.0f} s left of the budget") for n in names]
+      continue
+    args = bench_selfplay.parse_args([
+        "--batch", str(plan.selfplay_batch), "--simulations", str(plan.selfplay_sims),
+        "--moves", str(plan.selfplay_moves), "--rounds", str(plan.selfplay_rounds),
+        "--repeats", str(plan.repeats), "--seed", str(seed),
+        "--max-seconds", str(min(plan.max_seconds, max(left / (2 * len(names)), 1.0)))])
+    group_start = time.perf_counter()
+    try:
+      group_rows = bench_selfplay.bench_rows(names, eval_fn, params, args)
+    except Exception as error:  # pylint: disable=broad-except
+      skipped += [_skip("selfplay", f"{cell} {n}", _failure(error)) for n in names]
+      continue
+    seconds_per_contestant = (time.perf_counter() - group_start) / len(names)
+    for row in group_rows:
+      if row["status"] != "ok":
+        skipped.append(_skip("selfplay", f"{cell} {row['contestant']}", row["status"]))
+      rows.append({**row, "group": index + 1})
+  speed = {r["contestant"]: r["positions_per_s"] for r in rows if r["status"] == "ok"}
+  for row in rows:
+    reference = speed.get("mctx-gumbel" if "gumbel" in row["contestant"] else "mctx")
+    row["ratio_vs_matching_mctx"] = (row["positions_per_s"] / reference
+                                     if reference and row["status"] == "ok" else math.nan)
+  return rows, skipped
+
+
+def phases_section(plan: Plan, seed: int,
+                   budget_s: float) -> tuple[list[dict], list[dict]]:
+  """Section 4: the network+env floor and `bench_phases.profile` per backup.
+
+  Args:
+    plan: the Plan.
+    seed: the network's seed.
+    budget_s: the section's seconds.
+
+  Returns:
+    (rows of `PHASE_FIELDS`, skipped).
+  """
+  start = time.perf_counter()
+  deadline = start + budget_s
+  batch, sims = plan.phase_batch, plan.phase_sims
+  cell = f"B={batch} S={sims} MLP{tuple(plan.mlp_hidden)}"
+  env = envs.make("connect4")
+  network = MLP(num_actions=env.num_actions, hidden_sizes=tuple(plan.mlp_hidden))
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  params = init_params(network, jax.random.PRNGKey(seed), state.observation)
+  only = jax.jit(functools.partial(bench_phases.network_only, env=env,
+                                   eval_fn=MLPEval(network), num_steps=sims))
+  _, _, times = benchlib.time_calls(lambda: only(params, state), plan.repeats,
+                                    plan.max_seconds)
+  network_ms = 1e3 * statistics.median(times) if times else math.nan
+  rows = [dict(row="network+env only", backup="-", median_ms=network_ms,
+               per_step_ms=network_ms / sims)]
+  skipped = [_skip("phases", f"{cell} {b}", "not in this plan (--quick)")
+             for b in PHASE_BACKUPS if b not in plan.phase_backups]
+  last_s = 0.0
+  for backup in plan.phase_backups:
+    left = min(deadline - time.perf_counter(), plan.max_seconds)
+    if left <= 0 or last_s > left:
+      skipped.append(_skip("phases", f"{cell} {backup}", f"predicted {last_s:.0f} s > "
+                           f"{max(left, 0):.0f} s left of the budget"))
+      continue
+    backup_start = time.perf_counter()
+    try:
+      rows += bench_phases.profile(backup, batch, sims, plan.mlp_hidden, plan.repeats, left)
+    except Exception as error:  # pylint: disable=broad-except
+      skipped.append(_skip("phases", f"{cell} {backup}", _failure(error)))
+    last_s = time.perf_counter() - backup_start
+  out = []
+  for r in rows:
+    is_phase = r["row"].startswith("phase")
+    # Phases are per step: x S compares them with the whole network+env row.
+    vs_network = r["median_ms"] * (sims if is_phase else 1) / network_ms
+    out.append(dict(row=r["row"], backup=r["backup"], batch=batch, sims=sims,
+                    median_ms=r["median_ms"], per_step_ms=r["per_step_ms"],
+                    vs_network=vs_network, share_of_step=r.get("share_of_step", math.nan)))
+  return out, skipped
+
+
+def synthetic_examples(rng: jax.Array, batch: int) -> tuple[example_lib.Example, jax.Array]:
+  """A batch of random Connect-4 training examples and their weights.
+
+  Args:
+    rng: a PRNG key.
+    batch: B.
+
+  Returns:
+    (Example [B], f32[B] weights of 1).
+  """
+  obs_rng, policy_rng, value_rng = jax.random.split(rng, 3)
+  examples = example_lib.Example(
+      observation=jax.random.bernoulli(obs_rng, 0.3, (batch,) + OBSERVATION_SHAPE),
+      legal_action_mask=jnp.ones((batch, NUM_ACTIONS), bool),
+      policy=jax.nn.softmax(jax.random.normal(policy_rng, (batch, NUM_ACTIONS))),
+      player=jnp.zeros((batch,), jnp.int32),
+      value=jax.random.randint(value_rng, (batch,), -1, 2).astype(jnp.float32))
+  return examples, jnp.ones((batch,), jnp.float32)
+
+
+def training_section(plan: Plan, net: ReportNetwork,
+                     budget_s: float) -> tuple[list[dict], list[dict]]:
+  """Section 5: `trainer.update` steps per second on the ResNet.
+
+  The optimizer is `TrainConfig`'s default (Adam, its learning rate and
+  weight decay), built as `learning.loop` builds it; the loss AlphaZero's.
+
+  Args:
+    plan: the Plan.
+    net: the ResNet.
+    budget_s: the section's seconds.
+
+  Returns:
+    (rows of `TRAINING_FIELDS`, skipped).
+  """
+  deadline = time.perf_counter() + budget_s
+  defaults = config_lib.TrainConfig()
+  optimizer = networks.make_optimizer(defaults.learning_rate, defaults.weight_decay,
+                                      kind=defaults.optimizer)
+  opt_state = optimizer.init(net.params["params"])
+  update = jax.jit(functools.partial(trainer.update, network=net.module, optimizer=optimizer,
+                                     loss_config=trainer.LossConfig(kind=defaults.loss)))
+  rows, skipped, last_s = [], [], 0.0
+  for batch in plan.training_batches:
+    cell = f"{net.description} batch {batch}"
+    left = min(deadline - time.perf_counter(), plan.max_seconds)
+    if left <= 0 or last_s > left:
+      skipped.append(_skip("training", cell, f"predicted {last_s:.0f} s > "
+                           f"{max(left, 0):.0f} s left of the budget"))
+      continue
+    cell_start = time.perf_counter()
+    examples, weights = synthetic_examples(jax.random.key(batch), batch)
+    try:
+      timing = benchlib.compile_and_time(update, (net.params, opt_state, examples, weights),
+                                         plan.repeats, left)
+    except Exception as error:  # pylint: disable=broad-except
+      skipped.append(_skip("training", cell, _failure(error)))
+      continue
+    last_s = time.perf_counter() - cell_start
+    row = dict(network=net.description, batch=batch, status="ok",
+               compile_s=timing.compile_s, repeats=len(timing.times), median_ms=math.nan,
+               examples_per_s=math.nan)
+    if timing.times:
+      seconds = statistics.median(timing.times)
+      row.update(median_ms=1e3 * seconds, examples_per_s=batch / seconds)
+    else:
+      row["status"] = f"skipped (first step {timing.first_call_s:.0f} s over the budget)"
+      skipped.append(_skip("training", cell, row["status"]))
+    rows.append(row)
+    print(f"  {cell:<30} {row['median_ms']:10.2f} ms/step  compile {timing.compile_s:.1f} s",
+          flush=True)
+  return rows, skipped
+
+
+def _fmt(value: Any, spec: str) -> str:
+  if isinstance(value, str):
+    return value
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return "-"
+  try:
+    return format(value, spec)
+  except (TypeError, ValueError):   # e.g. a float where an int was expected
+    return str(value)
+
+
+def _table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str:
+  """`rows` as markdown, `columns` as (header, field, format spec)."""
+  if not rows:
+    return "(no rows)"
+  table = [{header: _fmt(r.get(field, math.nan), spec) for header, field, spec in columns}
+           for r in rows]
+  return benchlib.markdown_table(table, [header for header, _, _ in columns])
+
+
+SEARCH_COLUMNS = (("network", "network", ""), ("B", "batch", "d"), ("S", "sims", "d"),
+                  ("contestant", "contestant", ""), ("ms/call", "median_ms", ".2f"),
+                  ("sims/s", "sims_per_s", ",.0f"), ("ms / mctx ms", "ratio_vs_mctx", ".2f"),
+                  ("compile s", "compile_s", ".1f"), ("repeats", "repeats", "d"),
+                  ("nodes/game", "nodes_per_game", ".1f"))
+SELFPLAY_COLUMNS = (("loop", "contestant", ""), ("group", "group", "d"),
+                    ("positions/s", "positions_per_s", ",.0f"),
+                    ("vs matching mctx", "ratio_vs_matching_mctx", ".2f"),
+                    ("s/call", "s_per_call", ".3f"), ("compile s", "compile_s", ".1f"),
+                    ("nn evals/move", "nn_evals_per_move", ".1f"),
+                    ("TT hits/move", "transposition_hits_per_move", ".1f"),
+                    ("nodes kept/move", "nodes_kept_per_move", ".1f"),
+                    ("repeats", "repeats", "d"), ("status", "status", ""))
+MEMORY_COLUMNS = (("network", "network", ""), ("B", "batch", "d"), ("S", "sims", "d"),
+                  ("contestant", "contestant", ""), ("nodes/game", "nodes_per_game", ".1f"),
+                  ("state KiB/game", "state_bytes_per_game", ",.1f"),
+                  ("state MiB (B games)", "state_mib_all_games", ",.2f"),
+                  ("XLA temp MiB", "xla_temp_mib", ",.2f"),
+                  ("XLA output MiB", "xla_output_mib", ",.2f"))
+DEVICE_COLUMNS = (("after section", "after_section", ""), ("section s", "section_s", ".0f"),
+                  ("compiles", "compiles", ""),
+                  ("compile s total", "compile_s_total", ".1f"),
+                  ("compile s max", "compile_s_max", ".1f"),
+                  ("bytes in use", "bytes_in_use", ",d"),
+                  ("peak bytes in use", "peak_bytes_in_use", ",d"),
+                  ("bytes limit", "bytes_limit", ",d"))
+PHASE_COLUMNS = (("row", "row", ""), ("backup", "backup", ""), ("ms", "median_ms", ".2f"),
+                 ("ms per step", "per_step_ms", ".3f"), ("vs network", "vs_network", ".2f"),
+                 ("share of step", "share_of_step", ".0%"))
+TRAINING_COLUMNS = (("network", "network", ""), ("batch", "batch", "d"),
+                    ("ms/step", "median_ms", ".2f"), ("examples/s", "examples_per_s", ",.0f"),
+                    ("compile s", "compile_s", ".1f"), ("repeats", "repeats", "d"),
+                    ("status", "status", ""))
+SKIPPED_COLUMNS = (("section", "section", ""), ("cell", "cell", ""), ("reason", "reason", ""))
+
+
+def _kib_rows(rows: Sequence[dict]) -> list[dict]:
+  return [{**r, "state_bytes_per_game": r["state_bytes_per_game"] / 1024} for r in rows]
+
+
+def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNetwork],
+                  results: Mapping[str, list]) -> str:
+  """The report's markdown.
+
+  Args:
+    header: its opening lines (versions, device, date, command).
+    plan: the Plan measured.
+    nets: label -> ReportNetwork.
+    results: section -> rows (sections not run yet: absent or empty).
+
+  Returns:
+    The markdown text.
+  """
+  get = lambda section: results.get(section, [])
+  descriptions = ", ".join(f"{n.label} = {n.description}" for n in nets.values())
+  parts = list(header) + [
+      "",
+      "## 1. Search time per call",
+      "",
+      f"Connect-4 from the empty board; networks {descriptions}. `mctx-muzero` / "
+      "`mctx-gumbel`: `mctx.muzero_policy` / `mctx.gumbel_muzero_policy` on pgx's "
+      "`connect_four` (mctx's defaults); `mcgs-*` / `tree-*`: `mcgs_jax.search` with that "
+      "backup and `root_policy` puct / gumbel (SearchConfig defaults). ms/call: median of "
+      "the timed calls after an ahead-of-time compile; ms / mctx ms: over the matching mctx "
+      "policy in the same cell (below 1: faster than mctx).",
+      "",
+      _table(get("search"), SEARCH_COLUMNS),
+      "",
+      "## 2. Self-play positions per second",
+      "",
+      f"`experiments.bench_selfplay`'s loops with {nets['mlp'].description}: "
+      f"B={plan.selfplay_batch} games, S={plan.selfplay_sims} simulations per move, "
+      f"{plan.selfplay_moves} moves per jitted call, contestants of a group timed in "
+      "interleaved rounds. vs matching mctx: positions/s over those of `mctx` (PUCT loops) "
+      "or `mctx-gumbel` (Gumbel loops); above 1: faster than mctx.",
+      "",
+      _table(get("selfplay"), SELFPLAY_COLUMNS),
+      "",
+      "## 3. Memory and compile time",
+      "",
+      "Search state one game holds after a search of S simulations: our graph's node, edge "
+      "and hash-table arrays (`mcgs_jax.bytes_per_game`, allocated for the node capacity "
+      "S + 1), mctx's search tree (all its arrays, embeddings included). XLA temp / output: "
+      "the compiled search's buffers for all B games (`Compiled.memory_analysis()`).",
+      "",
+      _table(_kib_rows(get("memory")), MEMORY_COLUMNS),
+      "",
+      "Device memory after each section (`Device.memory_stats()`; n/a where the device "
+      "reports none, as on CPU) and the section's compile seconds.",
+      "",
+      _table(get("device"), DEVICE_COLUMNS),
+      "",
+      "## 4. Phase profile",
+      "",
+      "`experiments.bench_phases.profile`: the full search, then each phase of one "
+      "simulation step jitted on its own on the graph half-way through a search. vs network: "
+      "over the network+env-only row (phases x S); share of step: over the `phase step` row.",
+      "",
+      _table(get("phases"), PHASE_COLUMNS),
+      "",
+      "## 5. Training throughput",
+      "",
+      "`learning.trainer.update` (one Adam step with TrainConfig's defaults, AlphaZero loss, "
+      "BatchNorm in training mode) on random Connect-4 examples; examples/s = batch / "
+      "median step time.",
+      "",
+      _table(get("training"), TRAINING_COLUMNS),
+      "",
+      "## Skipped",
+      "",
+      ("Cells not measured, and why (budget, failures, and what a `--quick` plan leaves "
+       "out)." if get("skipped") else "Nothing was skipped."),
+      "",
+  ]
+  if get("skipped"):
+    parts += [_table(get("skipped"), SKIPPED_COLUMNS), ""]
+  return "\n".join(parts)
+
+
+SECTION_FIELDS = {"search": SEARCH_FIELDS, "memory": MEMORY_FIELDS, "device": DEVICE_FIELDS,
+                  "phases": PHASE_FIELDS, "training": TRAINING_FIELDS,
+                  "skipped": SKIPPED_FIELDS}
+
+
+def write_report(paths: Mapping[str, str], markdown: str, results: Mapping[str, list]):
+  """Writes the markdown and every section's CSV.
+
+  Args:
+    paths: from `report_paths`.
+    markdown: `format_report`'s text.
+    results: section -> rows.
+  """
+  os.makedirs(os.path.dirname(paths["md"]) or ".", exist_ok=True)
+  with open(paths["md"], "w") as f:
+    f.write(markdown)
+  selfplay_fields = tuple(bench_selfplay.FIELDS) + ("group", "ratio_vs_matching_mctx")
+  for section in SECTIONS:
+    fields = selfplay_fields if section == "selfplay" else SECTION_FIELDS[section]
+    benchlib.write_csv(paths[section], results.get(section, []), fields)
+
+
+def header_lines(title: str, argv: Sequence[str], plan: Plan, budget_scale: float,
+                 quick: bool) -> list[str]:
+  """The report's opening lines: versions, device, date, command, budgets.
+
+  Args:
+    title: the device kind.
+    argv: the command's arguments.
+    plan: the Plan.
+    budget_scale: `--budget-scale`.
+    quick: `--quick`.
+
+  Returns:
+    Lines of markdown.
+  """
+  device = jax.devices()[0]
+  budgets = ", ".join(f"{k} {v * budget_scale:.0f} s" for k, v in plan.budgets_s.items())
+  now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+  return [
+      f"# Device report: {title}{' (quick)' if quick else ''}",
+      "",
+      f"Versions: jax {jax.__version__}, jaxlib {jaxlib.__version__}, mctx {mctx.__version__}, "
+      f"pgx {pgx.__version__}, flax {flax.__version__}, optax {optax.__version__}, "
+      f"Python {platform.python_version()}.",
+      "",
+      f"Device: {device.device_kind} (platform {device.platform}), "
+      f"{jax.device_count()} device(s); measured on the first.",
+      "",
+      f"Date: {now}.",
+      "",
+      "Command: `" + shlex.join(["python", "-m", "experiments.device_report", *argv]) + "`",
+      "",
+      f"Mode: {'quick (CPU smoke run, tiny shapes)' if quick else 'full'}; section budgets "
+      f"{budgets}; a cell predicted to exceed {plan.max_seconds:.0f} s is skipped.",
+  ]
+
+
+def parse_args(argv=None):
+  """The command line.
+
+  Args:
+    argv: arguments (None: sys.argv[1:]).
+
+  Returns:
+    argparse.Namespace.
+  """
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--quick", action="store_true",
+                      help="tiny shapes and networks, few repeats (the CPU smoke run)")
+  parser.add_argument("--out", default=os.path.join("docs", "device"),
+                      help="folder of the report and its CSVs")
+  parser.add_argument("--budget-scale", type=float, default=1.0,
+                      help="multiplies every section's time budget")
+  parser.add_argument("--max-seconds", type=float,
+                      help="skip a cell predicted to take longer (default: the plan's)")
+  parser.add_argument("--seed", type=int, default=0)
+  return parser.parse_args(argv)
+
+
+def run_sections(plan: Plan, nets: Mapping[str, ReportNetwork], seed: int, budget_scale: float,
+                 write: Callable[[dict], None]) -> dict:
+  """Runs the five sections in order, calling `write(results)` after each.
+
+  Args:
+    plan: the Plan.
+    nets: label -> ReportNetwork.
+    seed: parameters and games.
+    budget_scale: multiplies `plan.budgets_s`.
+    write: called with the results so far after every section.
+
+  Returns:
+    dict section -> rows.
+  """
+  budget = {k: v * budget_scale for k, v in plan.budgets_s.items()}
+  steps = (
+      ("1. search", "search", lambda: search_section(plan, nets, budget["search"])),
+      ("2. self-play", "selfplay", lambda: selfplay_section(plan, seed, budget["selfplay"])),
+      ("4. phases", "phases", lambda: phases_section(plan, seed, budget["phases"])),
+      ("5. training", "training",
+       lambda: training_section(plan, nets["resnet"], budget["training"])),
+  )
+  results = {s: [] for s in SECTIONS}
+  for title, section, run in steps:
+    print(f"{title} (budget {budget[section]:.0f} s)", flush=True)
+    start = time.perf_counter()
+    results[section], skipped = run()
+    results["skipped"] += skipped
+    if section == "search":   # section 3's search-state table
+      results["memory"] = memory_rows(results["search"])
+    compiles = [r["compile_s"] for r in results[section] if "compile_s" in r]
+    results["device"].append(device_row(section, time.perf_counter() - start, compiles))
+    write(results)
+  return results
+
+
+def main(argv=None):
+  argv = sys.argv[1:] if argv is None else list(argv)
+  args = parse_args(argv)
+  plan = QUICK_PLAN if args.quick else FULL_PLAN
+  if args.max_seconds is not None:
+    plan = dataclasses.replace(plan, max_seconds=args.max_seconds)
+  device_kind = jax.devices()[0].device_kind
+  stem = device_slug(device_kind) + ("-quick" if args.quick else "")
+  paths = report_paths(args.out, stem)
+  header = header_lines(device_kind, argv, plan, args.budget_scale, args.quick)
+  print("\n".join(line for line in header if line), flush=True)
+  start = time.perf_counter()
+  nets = make_networks(plan, args.seed)
+
+  def write(results):
+    wall = f"Wall time: {time.perf_counter() - start:.0f} s."
+    write_report(paths, format_report(header + ["", wall], plan, nets, results), results)
+
+  results = run_sections(plan, nets, args.seed, args.budget_scale, write)
+  print(f"\nSkipped ({len(results['skipped'])}):")
+  for row in results["skipped"]:
+    print(f"  {row['section']}: {row['cell']}: {row['reason']}")
+  print(f"\nTotal {time.perf_counter() - start:.0f} s. Report: {paths['md']}")
+
+
+if __name__ == "__main__":
+  sys.exit(main())
