@@ -89,8 +89,9 @@ def write_curves(ours: str, peer: str, out: str) -> list[dict]:
   return rows
 
 
-def final_rows(ours: str, peer: str, out: str, positions: int) -> list[dict]:
-  """Evaluates both final agents on `positions` per set; writes race_final.csv."""
+def final_rows(ours: str, peer: str, out: str, positions: int,
+               agents_to_run: tuple[str, ...] = ("ours", "peer")) -> list[dict]:
+  """Evaluates the final agents on `positions` per set; writes race_final.csv."""
   path = os.path.join(out, "race_final.csv")
   rows = []
   if os.path.exists(path):
@@ -98,7 +99,7 @@ def final_rows(ours: str, peer: str, out: str, positions: int) -> list[dict]:
       rows = list(csv.DictReader(f))
   done = {r["agent"] for r in rows}
   for agent, directory in (("ours", ours), ("peer", peer)):
-    if agent in done:
+    if agent in done or agent not in agents_to_run:
       continue
     last = curve_rows(directory, agent)[-1]
     config = config_lib.replace(
@@ -120,10 +121,14 @@ def final_rows(ours: str, peer: str, out: str, positions: int) -> list[dict]:
 
 
 def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
-              baseline_simulations: int, opening_plies: int, seed: int) -> list[dict]:
-  """Plays the pairings not yet in race_games.csv; writes race_elo.csv."""
+              baseline_simulations: int, opening_plies: int, seed: int,
+              agents_to_run: tuple[str, ...] = ("ours", "peer")) -> list[dict]:
+  """Plays the pairings of `agents_to_run` (and the baseline) not yet in
+  race_games.csv; writes race_elo.csv."""
   players = {}
   for name, directory in (("ours", ours), ("peer", peer)):
+    if name not in agents_to_run:
+      continue
     env, eval_fn, params = checkpoint.load_agent(directory)
     config = search_config_lib.SearchConfig(
         num_simulations=simulations, backup="mcgs", max_nodes=3 * (simulations + 1),
@@ -135,7 +140,7 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
   done = {(r["a"], r["b"]) for r in arena_cli.read_games(games_path)}
   rng = jax.random.PRNGKey(seed)
   for a, b in (("ours", "peer"), ("ours", BASELINE), ("peer", BASELINE)):
-    if (a, b) in done:
+    if (a, b) in done or a not in players or b not in players:
       continue
     result = arena_lib.play_games(env, players[a], players[b], rng, games,
                                   opening_plies=opening_plies)
@@ -171,6 +176,9 @@ def main(argv=None):
   parser.add_argument("--positions", type=int, default=400,
                       help="positions per Pons set of the final evaluation (0: none)")
   parser.add_argument("--no-arena", action="store_true", help="no arena games")
+  parser.add_argument("--agents", nargs="+", default=["ours", "peer"], choices=("ours", "peer"),
+                      help="evaluate and play only these (e.g. `ours` while the peer still "
+                      "trains; a later run adds the rest)")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
   rows = write_curves(args.ours, args.peer, args.out)
@@ -179,10 +187,10 @@ def main(argv=None):
     print(f"{agent}: iteration {last['iteration']}, wall_s {last['wall_s']:.0f}, mean error "
           f"search {100 * last['search_mean']:.1f}%, policy {100 * last['policy_mean']:.1f}%")
   if args.positions > 0:
-    final_rows(args.ours, args.peer, args.out, args.positions)
+    final_rows(args.ours, args.peer, args.out, args.positions, tuple(args.agents))
   if not args.no_arena:
     run_arena(args.ours, args.peer, args.out, args.games, args.simulations,
-              args.baseline_simulations, args.opening_plies, args.seed)
+              args.baseline_simulations, args.opening_plies, args.seed, tuple(args.agents))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,11 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   out = str(tmp_path / "race")
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
           "--simulations", "4", "--baseline-simulations", "8", "--positions", "3"]
+  # Our side first (while the peer still trains), then the rest.
+  race.main(argv + ["--agents", "ours"])
+  assert [r["agent"] for r in _read(os.path.join(out, "race_final.csv"))] == ["ours"]
+  assert {(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))} == {
+      ("ours", "rollout")}
   race.main(argv)
   curves = _read(os.path.join(out, "peer_recipe.csv"))
   assert [r["agent"] for r in curves] == ["ours", "ours", "peer", "peer"]
