@@ -38,8 +38,10 @@ comma := ,
 train-connect4: $(STAMP)
 	$(PY) -m experiments.train --env connect4 --out runs/connect4 --cpu-budget 10800
 
+# --dist loadfile: a test file's tests run in one worker, so they share its
+# module fixtures and the programs jax compiled for them.
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 -m "not slow"
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # The full Test_L1_R3 solver check takes hours; run it with
 # `.venv/bin/python -m pytest -m slow -k "all_scores and L1_R3"`.

@@ -3,15 +3,49 @@
   python -m experiments.bench_search             # batch {1, 64, 1024} x sims {64, 256, 800}
   python -m experiments.bench_search --quick     # batch {1, 64} x sims {64, 256}
   python -m experiments.bench_search --batch 1024 --sims 800 --max-seconds 300
+  python -m experiments.bench_search --agent runs/connect4_v1 --batch 64 --sims 64 200 800
 
-Every contestant searches from the initial position with the same MLP
-parameters:
+Every contestant searches from the initial position (or the openings of
+`--opening-plies`) with the same MLP parameters:
   mctx   `mctx.muzero_policy` on pgx's `connect_four`; `recurrent_fn` steps
          the pgx state, then applies the MLP (pgx's AlphaZero example).
   mcgs   `mcgs_jax.search(backup="mcgs")` on `envs.make("connect4")`.
   tree   `mcgs_jax.search(backup="tree")`, same.
   mctx-ours  (only with `--contestants`) mctx on `envs.make("connect4")`:
          how much of mctx's time is pgx's env.
+
+With `--agent DIR` every contestant searches with the trained agent of DIR
+(`learning.checkpoint.load_agent`: its network and variables) instead of the
+random MLP. mctx steps pgx's `connect_four` and evaluates its states with the
+same eval_fn, which reads `state.observation` (the same planes in both envs;
+checked at start, `pgx_fits`); where they differ, mctx runs on our env
+("mctx-ours") and the output says so.
+
+Depth figures per cell (`--no-depths` skips them): the descent depth of a
+simulation is the number of edges from the root to its leaf. Reported: the
+mean over simulations and games, the maximum, and the mean over simulations
+of the batch's maximum; the batch's descent is one loop over all B games that
+runs until the deepest game's descent ends (ours: `lax.while_loop`; mctx:
+`vmap` of its `while_loop`), so the last figure is the number of descent steps
+a simulation costs. Ours: `mcgs_depth_probe`, one untimed replay of the
+search (`mcgs_jax.init` + `mcgs_jax.simulate` per simulation, the same rng)
+that records each simulation's `Selection.length`. mctx: each simulation adds
+one node, so its depth is that node's depth in `search_tree` (from `parents`).
+"descent cpu ms (steps)" (ours): CPU ms of the selection phase alone, one
+batched descent on the searched graph (`time_descent`), and its number of
+steps (the deepest of its B descents).
+"net+env cpu ms" is the floor any search of S simulations pays: S + 1
+network calls and env steps on the B roots in one `lax.scan`
+(`bench_phases.network_only`), nothing else (CSV: `net_ms` wall,
+`net_cpu_ms` CPU; `--no-net-floor` skips it); cpu ms - net+env cpu ms is
+the search's own cost. "cpu ms" is the median process CPU time of a search
+(all threads), steadier than wall time on a shared machine.
+
+`--opening-plies K` (K <= 6, default 0: the empty board) searches from K
+random legal plies, another opening in every game (the same openings for
+every contestant, pgx's states stepped with the same moves): the B games then
+differ, where from one root our B searches (no root noise, a deterministic
+network) are B copies of one search.
 
 Each cell is compiled by one untimed warm-up call, then timed over repeats
 (median). A cell is skipped when its warm-up takes longer than
@@ -22,6 +56,7 @@ import argparse
 import dataclasses
 import functools
 import math
+import os
 import statistics
 import sys
 import time
@@ -30,11 +65,16 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import mctx
+import numpy as np
 import pgx
 
 import envs
 import mcgs_jax
+from experiments import bench_phases
 from experiments import benchlib
+from mcgs_jax import model as model_lib
+from mcgs_jax import selection
+from mcgs_jax.graph import NO_SIMULATION
 from networks import MLP, MLPEval, init_params
 
 CONTESTANTS = ("mctx", "mcgs", "tree")
@@ -49,18 +89,26 @@ QUICK_BATCH = (1, 64)
 QUICK_SIMS = (64, 256)
 FIELDS = ("batch", "sims", "contestant", "status", "warmup_s", "repeats", "median_ms",
           "sims_per_s", "ratio_vs_mctx", "nodes_per_game", "nn_evals_per_game",
-          "bytes_per_game")
+          "bytes_per_game", "cpu_ms", "ratio_cpu_vs_mctx", "net_ms", "net_cpu_ms", "depth_mean",
+          "depth_max", "depth_batch_max_mean", "descent_cpu_ms", "descent_steps")
 
 NOTE = """\
 Settings: each library's own defaults. mctx.muzero_policy: pb_c_init=1.25,
 pb_c_base=19652, Dirichlet noise at the root (fraction 0.25, alpha 0.3),
 qtransform_by_parent_and_siblings (min-max normalised Q). mcgs_jax:
-c_init=2.5, c_base=19652, q_init=-1, no root noise. MLP hidden sizes
-{hidden}, shared parameters. ratio = time / mctx time in the same cell.
+c_init=2.5, c_base=19652, q_init=-1, no root noise. Network: {network},
+shared parameters. ratio = time / mctx time in the same cell.
 mctx nodes = nn evals = sims + 1 (one per simulation plus the root).
 nn evals (ours) = SearchStats.nn_evals, leaves that needed the network; the
 network still runs on all B rows every step (SearchStats.eval_rows = sims +
-1), so the time saved by transpositions is in storage, not in network calls."""
+1), so the time saved by transpositions is in storage, not in network calls.
+net+env cpu ms = S + 1 network calls and env steps on the B roots in one
+lax.scan, nothing else: the floor of any search (CPU ms; wall ms in the CSV).
+cpu ms: process CPU time of a search, all threads. descent cpu ms (steps):
+ours only, one batched descent (selection alone) on the searched graph, and
+its steps (its deepest game's depth). depth: edges from the root to a
+simulation's leaf (mean, max over simulations and games); batch-max depth: the
+mean over simulations of the deepest game's depth, the descent loop's steps."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,14 +119,136 @@ class Contestant:
     search: `(params, rng, root) -> output`, jitted.
     root: the batch of initial states it searches from.
     metrics: `output -> (nodes, nn_evals, bytes)` per game, means over games.
+    depths: `(params, rng, output) -> int[S, B]`, the descent depth of every
+      simulation of the search `search(params, rng, root)` returned as
+      `output` (0: no simulation); None: not known.
+    descent: `output -> (CPU ms, steps)` of one batched descent on the
+      searched graph (`time_descent`); None: not measured.
   """
   search: Callable[..., Any]
   root: Any
   metrics: Callable[[Any], tuple[float, float, float]]
+  depths: Callable[[Any, Any, Any], np.ndarray] | None = None
+  descent: Callable[[Any], tuple[float, float]] | None = None
+
+
+def mcgs_depth_probe(env: Any, eval_fn: Any, config: mcgs_jax.SearchConfig) -> Callable:
+  """The descent depths of `mcgs_jax.search`'s simulations, by replaying it.
+
+  `mcgs_jax.search` keeps no per-simulation record; this runs the same search
+  (`mcgs_jax.init`, then `mcgs_jax.simulate` with `fold_in(sim_rng, i)` for
+  simulation i, as `mcgs_jax.run_simulations` does) in a `lax.scan` that
+  keeps each simulation's `Selection.length`. Untimed: the benchmark times
+  `mcgs_jax.search` itself.
+
+  Args:
+    env: the env.
+    eval_fn: the search's eval_fn.
+    config: the SearchConfig; one that stops early (`stops_early`) is refused,
+      since its games do not all run every simulation step.
+
+  Returns:
+    jitted `(params, rng, root) -> (lengths int32[S, B], nodes_used int32[B])`,
+    lengths 0 where a game ran no simulation.
+  """
+  if config.stops_early:
+    raise ValueError("mcgs_depth_probe replays a search of exactly num_simulations steps")
+
+  @jax.jit
+  def probe(params, rng, root):
+    init_rng, sim_rng = jax.random.split(rng)
+    graph = mcgs_jax.init(params, init_rng, root, env, eval_fn, config)
+
+    def step(graph, i):
+      graph, sel = mcgs_jax.simulate(params, jax.random.fold_in(sim_rng, i), graph, env,
+                                     eval_fn, config)
+      return graph, jnp.where(sel.kind == NO_SIMULATION, 0, sel.length)
+
+    graph, lengths = jax.lax.scan(step, graph, jnp.arange(config.num_simulations))
+    return lengths, graph.stats.nodes_used
+
+  return probe
+
+
+def time_descent(env: Any, config: mcgs_jax.SearchConfig, graph: Any,
+                 repeats: int = 20) -> tuple[float, float]:
+  """The selection phase alone: one batched PUCT descent
+  (`selection.select_batch`, the loop that steps all B games until the
+  deepest one's descent ends) on a searched graph, jitted on its own.
+
+  Args:
+    env: the env.
+    config: the search's SearchConfig.
+    graph: Graph [B, N, A], e.g. `SearchOutput.graph`.
+    repeats: timed calls (median).
+
+  Returns:
+    (median process CPU ms of one descent, its steps: the longest of the B
+    descents).
+  """
+  model = model_lib.as_model(env)
+  select = jax.jit(lambda graph, rng: selection.select_batch(graph, rng, model, config).length)
+  rng = jax.random.key(0)
+  _, lengths, _, cpus = time_calls(lambda: select(graph, rng), repeats, 10.0)
+  return statistics.median(cpus) * 1e3, float(np.max(lengths))
+
+
+def mctx_tree_depths(tree: mctx.Tree) -> np.ndarray:
+  """int[S, B]: the depth of the node simulation i added (node i + 1) in each
+  game of an mctx search tree, from `tree.parents` (a node's index is larger
+  than its parent's)."""
+  parents = np.asarray(tree.parents)
+  depth = np.zeros(parents.shape, np.int64)
+  games = np.arange(parents.shape[0])
+  for node in range(1, parents.shape[1]):
+    depth[:, node] = depth[games, parents[:, node]] + 1
+  return depth[:, 1:].T
+
+
+def depth_figures(lengths: np.ndarray) -> tuple[float, float, float]:
+  """(mean, max, mean over simulations of the batch's max) of descent depths
+  int[S, B] (0: no simulation, left out of the mean)."""
+  lengths = np.asarray(lengths)
+  ran = lengths > 0
+  if not ran.any():
+    return math.nan, math.nan, math.nan
+  return (float(lengths[ran].mean()), float(lengths.max()),
+          float(lengths.max(axis=1)[ran.any(axis=1)].mean()))
+
+
+MAX_OPENING_PLIES = 6   # no Connect-4 game ends within 6 plies
+
+
+def opening_moves(batch_size: int, plies: int, seed: int = 0) -> jax.Array:
+  """int32[plies, B]: `plies` random legal Connect-4 moves per game, drawn on
+  our env from the empty board (no game ends within `MAX_OPENING_PLIES`)."""
+  if not 0 <= plies <= MAX_OPENING_PLIES:
+    raise ValueError(f"opening plies must be in [0, {MAX_OPENING_PLIES}], got {plies}")
+  env = envs.make("connect4")
+  state = env.init(jax.random.key(0), batch_size=batch_size)
+  rng, moves = jax.random.key(seed + 1000), []
+  for _ in range(plies):
+    rng, key = jax.random.split(rng)
+    move = jax.random.categorical(key, jnp.where(state.legal_action_mask, 0.0, -jnp.inf))
+    moves.append(move.astype(jnp.int32))
+    state = env.step(state, moves[-1])
+  return jnp.stack(moves) if moves else jnp.zeros((0, batch_size), jnp.int32)
+
+
+def play_opening(env: Any, state: Any, moves: jax.Array | None) -> Any:
+  """The batch `state` [B] after `moves` int32[K, B] (None: as it is), one
+  game's state at a time (`jax.vmap(env.step)`: pgx's envs and ours)."""
+  if moves is None:
+    return state
+  step = jax.jit(jax.vmap(env.step))
+  for move in moves:
+    state = step(state, move)
+  return state
 
 
 def mcgs_contestant(network: MLP, backup: str, batch_size: int, num_simulations: int,
-                    root_policy: str = "puct", eval_fn: Any = None) -> Contestant:
+                    root_policy: str = "puct", eval_fn: Any = None,
+                    opening: jax.Array | None = None) -> Contestant:
   """`mcgs_jax.search` on our Connect-4 with the MLP as eval_fn.
 
   Args:
@@ -89,6 +259,8 @@ def mcgs_contestant(network: MLP, backup: str, batch_size: int, num_simulations:
     root_policy: `SearchConfig.root_policy`: "puct" or "gumbel" (with
       `SearchConfig`'s Gumbel defaults, those of `mctx.gumbel_muzero_policy`).
     eval_fn: the search's eval_fn; None: `MLPEval(network)`.
+    opening: int32[K, B] moves played from the empty board before the search
+      (`opening_moves`); None: the empty board.
 
   Returns:
     The Contestant.
@@ -103,12 +275,22 @@ def mcgs_contestant(network: MLP, backup: str, batch_size: int, num_simulations:
     return (float(jnp.mean(out.stats.nodes_used)), float(jnp.mean(out.stats.nn_evals)),
             float(mcgs_jax.bytes_per_game(out.graph)))
 
-  root = env.init(jax.random.key(0), batch_size=batch_size)
-  return Contestant(search=search, root=root, metrics=metrics)
+  root = play_opening(env, env.init(jax.random.key(0), batch_size=batch_size), opening)
+  probe = mcgs_depth_probe(env, eval_fn, config)
+
+  def depths(params, rng, out):
+    lengths, nodes_used = probe(params, rng, root)
+    if not np.array_equal(np.asarray(nodes_used), np.asarray(out.stats.nodes_used)):
+      raise RuntimeError("mcgs_depth_probe did not replay the search (other nodes_used)")
+    return np.asarray(lengths)
+
+  return Contestant(search=search, root=root, metrics=metrics, depths=depths,
+                    descent=lambda out: time_descent(env, config, out.graph))
 
 
 def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: Any,
-                    policy: str = "muzero", eval_fn: Any = None) -> Contestant:
+                    policy: str = "muzero", eval_fn: Any = None,
+                    opening: jax.Array | None = None) -> Contestant:
   """`mctx.muzero_policy` with `env` (pgx's `connect_four`, or ours: the
   fields it reads are the same) as the model.
 
@@ -121,6 +303,8 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: An
       (`mctx.gumbel_muzero_policy`), each with mctx's defaults.
     eval_fn: the network call; None: `MLPEval(network)`, the same call as
       the mcgs_jax contestants.
+    opening: int32[K, B] moves played before the search (`opening_moves`);
+      None: the empty board.
 
   Returns:
     The Contestant.
@@ -145,17 +329,101 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: An
     return (float(num_simulations + 1), float(num_simulations + 1),
             num_bytes / tree.node_visits.shape[0])
 
-  root = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch_size))
-  return Contestant(search=search, root=root, metrics=metrics)
+  root = play_opening(env, jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch_size)),
+                      opening)
+  return Contestant(search=search, root=root, metrics=metrics,
+                    depths=lambda params, rng, out: mctx_tree_depths(out.search_tree))
 
 
-def make_contestant(name: str, network: MLP, batch_size: int,
-                    num_simulations: int) -> Contestant:
+def make_contestant(name: str, network: MLP | None, batch_size: int,
+                    num_simulations: int, eval_fn: Any = None,
+                    opening: jax.Array | None = None) -> Contestant:
+  """The contestant `name` of a cell; `eval_fn` None: `MLPEval(network)`;
+  `opening` int32[K, B] moves before the search, None: the empty board."""
   if name == "mctx":
-    return mctx_contestant(network, batch_size, num_simulations, pgx.make("connect_four"))
+    return mctx_contestant(network, batch_size, num_simulations, pgx.make("connect_four"),
+                           eval_fn=eval_fn, opening=opening)
   if name == "mctx-ours":
-    return mctx_contestant(network, batch_size, num_simulations, envs.make("connect4"))
-  return mcgs_contestant(network, name, batch_size, num_simulations)
+    return mctx_contestant(network, batch_size, num_simulations, envs.make("connect4"),
+                           eval_fn=eval_fn, opening=opening)
+  return mcgs_contestant(network, name, batch_size, num_simulations, eval_fn=eval_fn,
+                         opening=opening)
+
+
+def pgx_fits(eval_fn: Any, params: Any, plies: int = 12, batch_size: int = 8,
+             seed: int = 0) -> bool:
+  """Whether `eval_fn` gives the same outputs on pgx's `connect_four` states
+  as on ours along the same random games (the same observation planes).
+
+  Args:
+    eval_fn: the network call.
+    params: its parameters.
+    plies: random plies played in both envs (legal moves, the same ones).
+    batch_size: games.
+    seed: the games' seed.
+
+  Returns:
+    True when observations and outputs agree at every ply.
+  """
+  ours, theirs = envs.make("connect4"), pgx.make("connect_four")
+  state = ours.init(jax.random.key(seed), batch_size=batch_size)
+  pgx_state = jax.vmap(theirs.init)(jax.random.split(jax.random.key(seed), batch_size))
+  evaluate, pgx_step = jax.jit(eval_fn), jax.jit(jax.vmap(theirs.step))
+  rng = jax.random.key(seed + 1)
+  for _ in range(plies + 1):
+    try:
+      same_input = bool(jnp.all(ours.observe(state) == pgx_state.observation))
+      outputs = evaluate(params, None, state), evaluate(params, None, pgx_state)
+    except (AttributeError, TypeError, ValueError):
+      return False
+    if not same_input or not all(
+        np.allclose(a, b, atol=1e-5) for a, b in zip(outputs[0], outputs[1])):
+      return False
+    rng, key = jax.random.split(rng)
+    legal = state.legal_action_mask & ~state.terminated[:, None]
+    # A finished game steps with any action: pgx and ours both leave it as it is.
+    action = jax.random.categorical(key, jnp.where(legal | ~legal.any(-1, keepdims=True),
+                                                   0.0, -jnp.inf))
+    state, pgx_state = ours.step(state, action), pgx_step(pgx_state, action)
+  return True
+
+
+@functools.lru_cache(maxsize=None)
+def _network_floor(eval_fn):
+  return jax.jit(bench_phases.network_only, static_argnames=("env", "eval_fn", "num_steps"))
+
+
+def network_floor_ms(eval_fn: Any, params: Any, root: Any, num_steps: int,
+                     repeats: int = 3, budget_s: float = 60.0) -> tuple[float, float]:
+  """Median (wall ms, process CPU ms) of `num_steps` network calls and env
+  steps on the batch `root` of our env in one `lax.scan`
+  (`bench_phases.network_only`)."""
+  floor = _network_floor(eval_fn)
+  call = lambda: floor(params, root, env=envs.make("connect4"), eval_fn=eval_fn,
+                       num_steps=num_steps)
+  _, _, walls, cpus = time_calls(call, repeats, budget_s)
+  if not walls:
+    return math.nan, math.nan
+  return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
+
+
+def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
+  """`benchlib.time_calls` that also records each timed call's process CPU
+  time. Returns (warm-up s, output, wall s list, CPU s list)."""
+  start = time.perf_counter()
+  output = jax.block_until_ready(fn())
+  warmup = time.perf_counter() - start
+  walls, cpus = [], []
+  if warmup > budget_s:
+    return warmup, output, walls, cpus
+  for _ in range(repeats):
+    start, cpu_start = time.perf_counter(), time.process_time()
+    jax.block_until_ready(fn())
+    walls.append(time.perf_counter() - start)
+    cpus.append(time.process_time() - cpu_start)
+    if sum(walls) > budget_s:
+      break
+  return warmup, output, walls, cpus
 
 
 def predict_warmup(rows: list[dict], name: str, batch_size: int, sims: int) -> float | None:
@@ -174,20 +442,26 @@ def predict_warmup(rows: list[dict], name: str, batch_size: int, sims: int) -> f
   return compile_s + run_s * (batch_size * sims) / (ref["batch"] * ref["sims"])
 
 
-def bench_cell(name, network, params, batch_size, sims, args, rows):
-  """Runs one contestant in one cell; returns its CSV row."""
+def bench_cell(name, network, params, batch_size, sims, args, rows, eval_fn=None):
+  """Runs one contestant in one cell; returns its CSV row. `eval_fn` None:
+  `MLPEval(network)`. Reads `args.reference` (default "mctx"), the
+  contestant the ratio divides by, and `args.depths` (default True)."""
   row = dict(batch=batch_size, sims=sims, contestant=name, status="ok", warmup_s=math.nan,
              repeats=0, median_ms=math.nan, sims_per_s=math.nan, ratio_vs_mctx=math.nan,
              nodes_per_game=math.nan, nn_evals_per_game=math.nan,
-             bytes_per_game=math.nan)
+             bytes_per_game=math.nan, cpu_ms=math.nan, ratio_cpu_vs_mctx=math.nan,
+             net_ms=math.nan, net_cpu_ms=math.nan, depth_mean=math.nan, depth_max=math.nan,
+             depth_batch_max_mean=math.nan, descent_cpu_ms=math.nan, descent_steps=math.nan)
+  reference_name = getattr(args, "reference", "mctx")
   predicted = predict_warmup(rows, name, batch_size, sims)
   if predicted is not None and predicted > args.max_seconds:
     row["status"] = f"skipped (predicted {predicted:.0f} s)"
     return row
-  contestant = make_contestant(name, network, batch_size, sims)
+  opening = getattr(args, "opening", None)
+  contestant = make_contestant(name, network, batch_size, sims, eval_fn, opening)
   rng = jax.random.key(args.seed)
   call = lambda: contestant.search(params, rng, contestant.root)
-  warmup, output, times = benchlib.time_calls(call, args.repeats, args.max_seconds)
+  warmup, output, times, cpu_times = time_calls(call, args.repeats, args.max_seconds)
   row["warmup_s"] = warmup
   if not times:
     row["status"] = f"skipped (warm-up {warmup:.0f} s)"
@@ -195,12 +469,30 @@ def bench_cell(name, network, params, batch_size, sims, args, rows):
   seconds = statistics.median(times)
   nodes, evals, num_bytes = contestant.metrics(output)
   row.update(repeats=len(times), median_ms=seconds * 1e3,
+             cpu_ms=statistics.median(cpu_times) * 1e3,
              sims_per_s=batch_size * sims / seconds, nodes_per_game=nodes,
              nn_evals_per_game=evals, bytes_per_game=num_bytes)
-  reference = [r for r in rows + [row] if r["contestant"] == "mctx"
+  if getattr(args, "depths", True) and contestant.depths is not None:
+    depth_mean, depth_max, batch_max = depth_figures(contestant.depths(params, rng, output))
+    row.update(depth_mean=depth_mean, depth_max=depth_max, depth_batch_max_mean=batch_max)
+  if getattr(args, "depths", True) and contestant.descent is not None:
+    row["descent_cpu_ms"], row["descent_steps"] = contestant.descent(output)
+  # The floor is the same for every contestant of a cell: measured once.
+  floor = [r for r in rows if r["batch"] == batch_size and r["sims"] == sims
+           and not math.isnan(r["net_ms"])]
+  if floor:
+    row.update(net_ms=floor[0]["net_ms"], net_cpu_ms=floor[0]["net_cpu_ms"])
+  elif getattr(args, "net_floor", True):
+    root = play_opening(envs.make("connect4"), envs.make("connect4").init(
+        jax.random.key(0), batch_size=batch_size), opening)
+    row["net_ms"], row["net_cpu_ms"] = network_floor_ms(
+        MLPEval(network) if eval_fn is None else eval_fn, params, root, sims + 1,
+        budget_s=args.max_seconds)
+  reference = [r for r in rows + [row] if r["contestant"] == reference_name
                and r["batch"] == batch_size and r["sims"] == sims and r["status"] == "ok"]
   if reference:
     row["ratio_vs_mctx"] = row["median_ms"] / reference[0]["median_ms"]
+    row["ratio_cpu_vs_mctx"] = row["cpu_ms"] / reference[0]["cpu_ms"]
   return row
 
 
@@ -210,13 +502,20 @@ def _fmt(value, spec):
 
 def format_table(rows: list[dict]) -> str:
   """A markdown table of the measured rows."""
-  header = ("| B | S | search | ms/search | sims/s | vs mctx | nodes/game | "
-            "nn evals/game | KiB/game | warm-up s | status |")
+  header = ("| B | S | search | ms/search | sims/s | vs mctx | cpu ms | cpu vs mctx | "
+            "net+env cpu ms | depth mean | "
+            "depth max | batch-max depth | descent cpu ms (steps) | nodes/game | "
+            "nn evals/game | KiB/game | "
+            "warm-up s | status |")
   lines = [header, "|" + "---|" * (header.count("|") - 1)]
   for r in rows:
     lines.append(
         f"| {r['batch']} | {r['sims']} | {r['contestant']} | {_fmt(r['median_ms'], '.1f')} | "
         f"{_fmt(r['sims_per_s'], ',.0f')} | {_fmt(r['ratio_vs_mctx'], '.2f')} | "
+        f"{_fmt(r['cpu_ms'], '.1f')} | {_fmt(r['ratio_cpu_vs_mctx'], '.2f')} | "
+        f"{_fmt(r['net_cpu_ms'], '.1f')} | {_fmt(r['depth_mean'], '.1f')} | "
+        f"{_fmt(r['depth_max'], '.0f')} | {_fmt(r['depth_batch_max_mean'], '.1f')} | "
+        f"{_fmt(r['descent_cpu_ms'], '.2f')} ({_fmt(r['descent_steps'], '.0f')}) | "
         f"{_fmt(r['nodes_per_game'], '.1f')} | {_fmt(r['nn_evals_per_game'], '.1f')} | "
         f"{_fmt(r['bytes_per_game'] / 1024, '.1f')} | {_fmt(r['warmup_s'], '.1f')} | "
         f"{r['status']} |")
@@ -258,6 +557,16 @@ def parse_args(argv=None):
                       help="skip a cell whose warm-up (compile + one search) takes longer; "
                       "also bounds the timed repeats of a cell")
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--agent", metavar="DIR",
+                      help="search with the trained agent in DIR (config.json, agent.msgpack; "
+                      "learning.checkpoint.load_agent) instead of the random MLP")
+  parser.add_argument("--no-depths", dest="depths", action="store_false",
+                      help="skip the depth figures (our searches' untimed replay)")
+  parser.add_argument("--no-net-floor", dest="net_floor", action="store_false",
+                      help="skip the network+env floor (net ms) of each cell")
+  parser.add_argument("--opening-plies", type=int, default=0,
+                      help=f"search from this many random legal plies (<= {MAX_OPENING_PLIES}), "
+                      "another opening per game; 0: the empty board")
   parser.add_argument("--csv", default="results/bench_search.csv")
   args = parser.parse_args(argv)
   if args.batch is None:
@@ -267,21 +576,58 @@ def parse_args(argv=None):
   return args
 
 
+def load_agent(directory: str):
+  """(network description, eval_fn, params) of the trained Connect-4 agent in
+  `directory` (`learning.checkpoint.load_agent`)."""
+  from learning import checkpoint   # imports orbax: only with --agent
+  from learning import config as config_lib
+  config = config_lib.TrainConfig.from_json(
+      config_lib.load_json(os.path.join(directory, checkpoint.CONFIG)))
+  if config.env != "connect4":
+    raise ValueError(f"{directory} holds a {config.env!r} agent; this benchmark is Connect-4")
+  _, eval_fn, params = checkpoint.load_agent(directory)
+  kwargs = ", ".join(f"{k}={v}" for k, v in sorted(config.network_options().items()))
+  return f"the trained agent of {directory} ({config.network}: {kwargs})", eval_fn, params
+
+
 def main(argv=None):
   args = parse_args(argv)
-  network = MLP(num_actions=NUM_ACTIONS, hidden_sizes=HIDDEN_SIZES)
-  params = init_params(network, jax.random.key(args.seed), jnp.zeros((1, 6, 7, 2)))
+  if args.agent:
+    network = None
+    described, eval_fn, params = load_agent(args.agent)
+  else:
+    network = MLP(num_actions=NUM_ACTIONS, hidden_sizes=HIDDEN_SIZES)
+    params = init_params(network, jax.random.key(args.seed), jnp.zeros((1, 6, 7, 2)))
+    described, eval_fn = f"random MLP {HIDDEN_SIZES}", None
   print(f"jax {jax.__version__} on {jax.devices()[0].platform}, mctx {mctx.__version__}, "
         f"pgx {pgx.__version__}; batch {args.batch} x sims {args.sims}, "
-        f"max {args.max_seconds:.0f} s per cell", flush=True)
+        f"max {args.max_seconds:.0f} s per cell; network: {described}", flush=True)
+  contestants = list(args.contestants)
+  args.reference = "mctx"
+  if args.agent and "mctx" in contestants:
+    if pgx_fits(eval_fn, params):
+      print("mctx steps pgx's connect_four: the agent's eval_fn gives the same outputs on "
+            "pgx's states as on ours (same observation planes, checked along random games)")
+    else:
+      print("the agent's eval_fn does not fit pgx's connect_four states: mctx runs on our "
+            "Connect-4 env instead (mctx-ours), and ratios are to it")
+      contestants = ["mctx-ours" if c == "mctx" else c for c in contestants]
+      args.reference = "mctx-ours"
+  args.opening = None
+  if args.opening_plies:
+    print(f"roots: {args.opening_plies} random legal plies, another opening in every game")
   start = time.perf_counter()
   rows = []
-  # mctx first in every cell: the others report their time relative to it.
-  order = [c for c in CONTESTANTS + EXTRA_CONTESTANTS if c in args.contestants]
+  # The reference (mctx) first in every cell: the others report their time
+  # relative to it.
+  order = [c for c in CONTESTANTS + EXTRA_CONTESTANTS if c in contestants]
+  order.sort(key=lambda c: c != args.reference)
   for batch_size in args.batch:
+    if args.opening_plies:
+      args.opening = opening_moves(batch_size, args.opening_plies, args.seed)
     for sims in args.sims:
       for name in order:
-        row = bench_cell(name, network, params, batch_size, sims, args, rows)
+        row = bench_cell(name, network, params, batch_size, sims, args, rows, eval_fn)
         rows.append(row)
         print(f"  B={batch_size:<5} S={sims:<4} {name:<9} "
               f"{_fmt(row['median_ms'], '10.1f')} ms  {row['status']}", flush=True)
@@ -290,7 +636,7 @@ def main(argv=None):
   print()
   print(format_savings(rows))
   print()
-  print(NOTE.format(hidden=HIDDEN_SIZES))
+  print(NOTE.format(network=described))
   print(f"\nTotal {time.perf_counter() - start:.0f} s. CSV: {args.csv}")
   benchlib.write_csv(args.csv, rows, FIELDS)
 

@@ -33,11 +33,27 @@ Sections (Connect-4 from the empty board throughout):
   5. training  examples per second of `learning.trainer.update` on the
                ResNet (TrainConfig's default Adam settings).
 
+The full plan (`FULL_PLAN`) is sized for an H100-class GPU. Where the device
+is a CPU, the full report runs `CPU_PLAN` instead (smaller B, the ResNet at
+one small B, self-play at bench_selfplay's default B=256; about 10 minutes
+on a loaded 2-core machine); the report's "Mode" line says which plan ran.
+
 Every section has a time budget (`Plan.budgets_s`, times `--budget-scale`).
-A cell is skipped when its predicted warm-up (`bench_search.predict_warmup`,
-or the section's costs so far) exceeds what is left of the budget or
-`--max-seconds`; skipped cells, and the cells a `--quick` plan leaves out,
-are printed and listed in the report's "Skipped" section.
+What is compared is measured together or not at all:
+  - search: a (network, B, S) cell is measured whole (all its contestants,
+    each mctx policy before ours) or skipped whole, when its predicted
+    seconds (compile, first call and timed calls of every contestant, from
+    the network's smaller cells) exceed what is left of the network's share
+    of the budget, or one contestant's predicted compile and first call
+    exceed `--max-seconds`. Once started, a cell runs to its end; one of ours
+    whose matching mctx policy got no timed call in the cell is skipped.
+  - selfplay: a group is timed whole (every contestant, mctx included, gets
+    at least one timed call: the first interleaved round always runs whole)
+    or skipped whole, when the groups before it predict that it would overrun
+    the budget; one of ours whose matching mctx loop is neither in its group
+    nor measured earlier is skipped.
+Skipped cells, and the cells a `--quick` plan leaves out, are printed and
+listed in the report's "Skipped" section.
 """
 
 import argparse
@@ -111,6 +127,7 @@ class Plan:
   """What a report measures, and how long each section may take.
 
   Attributes:
+    label: what the report's "Mode" line calls the plan.
     batches: B of the search grid.
     sims: S of the search grid.
     mlp_hidden: hidden sizes of the MLP (search, self-play and phases).
@@ -118,6 +135,8 @@ class Plan:
     resnet_channels: its channels.
     search_contestants: network label ("mlp", "resnet") -> the
       `SEARCH_CONTESTANTS` names run with it.
+    network_batches: network label -> B of its search grid, where it
+      differs from `batches` (`search_batches`).
     selfplay_batch: games B of the self-play loops.
     selfplay_sims: simulations per move S.
     selfplay_moves: moves per jitted call.
@@ -130,11 +149,13 @@ class Plan:
     phase_backups: backups profiled, in order.
     training_batches: batch sizes of the update step.
     repeats: timed calls per cell at most.
-    max_seconds: a cell predicted to take longer is skipped; also bounds
-      each cell's timed calls.
+    max_seconds: a cell predicted to take longer is skipped (search: one
+      contestant's compile and first call); also bounds each cell's timed
+      calls (self-play: a contestant's timed calls over all rounds).
     budgets_s: section -> seconds ("search", "selfplay", "phases",
       "training").
   """
+  label: str
   batches: tuple[int, ...]
   sims: tuple[int, ...]
   mlp_hidden: tuple[int, ...]
@@ -153,11 +174,17 @@ class Plan:
   repeats: int
   max_seconds: float
   budgets_s: Mapping[str, float]
+  network_batches: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+
+  def search_batches(self, label: str) -> tuple[int, ...]:
+    """B of network `label`'s search grid."""
+    return tuple(self.network_batches.get(label, self.batches))
 
 
 # Designed to finish inside 8 minutes on an H100-class GPU: 435 s of section
 # budgets, plus imports and the report.
 FULL_PLAN = Plan(
+    label="full",
     batches=(256, 1024, 4096), sims=(64, 200, 800), mlp_hidden=bench_search.HIDDEN_SIZES,
     resnet_blocks=6, resnet_channels=64,
     search_contestants={"mlp": tuple(SEARCH_CONTESTANTS), "resnet": tuple(SEARCH_CONTESTANTS)},
@@ -168,10 +195,34 @@ FULL_PLAN = Plan(
     selfplay_rounds=2, phase_batch=1024, phase_sims=800, phase_backups=PHASE_BACKUPS,
     training_batches=(256, 1024, 4096), repeats=5, max_seconds=40.0,
     budgets_s={"search": 200.0, "selfplay": 150.0, "phases": 45.0, "training": 40.0})
+# The full report where the device is a CPU (`select_plan`): FULL_PLAN's
+# shapes take seconds per call there, and a compile ~10-20 s (search) or
+# ~20-45 s (self-play) on a loaded 2-core machine, so one search cell of six
+# contestants costs about two minutes. Sized for ~9-10 minutes there (555 s of
+# section budgets, plus imports and the overrun of a cell or group once
+# started): the search grid at B 64 and 256 for the MLP and B=32 for the
+# ResNet (the budget guard skips the cells that do not fit: on a loaded
+# 2-core machine the first cell of each network), self-play at
+# bench_selfplay's default B=256 in one group with both mctx loops (the
+# no-reuse loops left out), phases and training at B=256 (training 1024 where
+# it fits).
+CPU_PLAN = Plan(
+    label="full (CPU plan)",
+    batches=(64, 256), sims=(64, 200, 800), mlp_hidden=bench_search.HIDDEN_SIZES,
+    resnet_blocks=6, resnet_channels=64,
+    search_contestants={"mlp": tuple(SEARCH_CONTESTANTS), "resnet": tuple(SEARCH_CONTESTANTS)},
+    network_batches={"resnet": (32,)},
+    selfplay_batch=bench_selfplay.FULL["batch"], selfplay_sims=bench_selfplay.FULL["simulations"],
+    selfplay_moves=bench_selfplay.FULL["moves"],
+    selfplay_groups=(("mctx", "mcgs", "tree", "mctx-gumbel", "mcgs-gumbel"),),
+    selfplay_rounds=2, phase_batch=256, phase_sims=800, phase_backups=PHASE_BACKUPS,
+    training_batches=(256, 1024), repeats=3, max_seconds=30.0,
+    budgets_s={"search": 220.0, "selfplay": 230.0, "phases": 60.0, "training": 45.0})
 # The CPU smoke run: one tiny cell per section; both mctx policies, both
 # backups, both root policies and both networks once each, in few compiles
 # (they are most of its time).
 QUICK_PLAN = Plan(
+    label="quick (CPU smoke run, tiny shapes)",
     batches=(8,), sims=(16,), mlp_hidden=(16, 16), resnet_blocks=1, resnet_channels=8,
     search_contestants={"mlp": ("mctx-gumbel", "tree-gumbel"),
                         "resnet": ("mctx-muzero", "mcgs-puct")},
@@ -180,6 +231,27 @@ QUICK_PLAN = Plan(
     selfplay_rounds=1, phase_batch=8, phase_sims=16, phase_backups=("mcgs",),
     training_batches=(32,), repeats=2, max_seconds=60.0,
     budgets_s={"search": 120.0, "selfplay": 90.0, "phases": 45.0, "training": 30.0})
+
+
+def select_plan(quick: bool, platform_name: str) -> Plan:
+  """The plan a run measures: `QUICK_PLAN` with --quick, else `CPU_PLAN`
+  where the device's platform is "cpu" and `FULL_PLAN` elsewhere.
+
+  Args:
+    quick: `--quick`.
+    platform_name: `jax.devices()[0].platform`, e.g. "cpu", "gpu", "tpu".
+
+  Returns:
+    The Plan.
+  """
+  if quick:
+    return QUICK_PLAN
+  return CPU_PLAN if platform_name == "cpu" else FULL_PLAN
+
+
+def clock() -> float:
+  """The sections' clock (`time.perf_counter`; the tests replace it)."""
+  return time.perf_counter()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -383,14 +455,115 @@ def with_search_ratios(rows: list[dict]) -> list[dict]:
   return out
 
 
+def predict_contestant(done: Sequence[dict], name: str, batch: int, sims: int, repeats: int,
+                       timed_s: float) -> tuple[float, float] | None:
+  """Seconds a search contestant is expected to take in a cell, from its
+  largest measured cell of no more B * S (the same B first): the call time
+  scaled linearly in B * S (an overestimate when B grows), the compile time
+  as measured there.
+
+  Args:
+    done: the network's rows so far.
+    name: the contestant.
+    batch: B.
+    sims: S.
+    repeats: timed calls at most.
+    timed_s: the timed calls stop once they have used this long.
+
+  Returns:
+    (compile + first call, compile + first call + timed calls) seconds, or
+    None without a measured cell to scale from.
+  """
+  measured = [r for r in done if r["contestant"] == name and r["status"] == "ok"
+              and r["batch"] * r["sims"] <= batch * sims]
+  if not measured:
+    return None
+  ref = max(measured, key=lambda r: (r["batch"] == batch, r["batch"] * r["sims"]))
+  call_s = ref["median_ms"] / 1e3 * (batch * sims) / (ref["batch"] * ref["sims"])
+  timed = min(repeats, max(1, math.ceil(timed_s / max(call_s, 1e-9))))
+  return ref["compile_s"] + call_s, ref["compile_s"] + call_s * (1 + timed)
+
+
+def predict_cell(done: Sequence[dict], names: Sequence[str], batch: int, sims: int,
+                 repeats: int, timed_s: float) -> tuple[float, dict[str, float]]:
+  """Seconds a whole search cell is expected to take (`predict_contestant`
+  of each contestant; one without a measured cell counts as the slowest of
+  the others; 0 in a network's first cell, which nothing predicts).
+
+  Args:
+    done: the network's rows so far.
+    names: the cell's contestants.
+    batch: B.
+    sims: S.
+    repeats: timed calls per contestant at most.
+    timed_s: the timed calls of one contestant stop once they have used
+      this long.
+
+  Returns:
+    (the cell's seconds, name -> predicted compile + first call seconds of
+    the contestants with a prediction).
+  """
+  predicted = {n: predict_contestant(done, n, batch, sims, repeats, timed_s) for n in names}
+  known = {n: p for n, p in predicted.items() if p is not None}
+  slowest = max((total for _, total in known.values()), default=0.0)
+  total = sum(known[n][1] if n in known else slowest for n in names)
+  return total, {n: warmup for n, (warmup, _) in known.items()}
+
+
+def search_cell_group(names: Sequence[str], net: ReportNetwork, batch: int, sims: int,
+                      plan: Plan) -> tuple[list[dict], list[dict]]:
+  """Measures every contestant of one (network, B, S) cell, each mctx policy
+  before ours (`SEARCH_CONTESTANTS`' order), whatever the section's clock
+  says: the cell was predicted to fit. One of ours whose matching mctx policy
+  is not in `names`, failed or got no timed call is skipped: it would have
+  nothing to compare with.
+
+  Args:
+    names: the cell's contestants.
+    net: the network.
+    batch: B.
+    sims: S.
+    plan: the Plan (`repeats`; `max_seconds` bounds each contestant's timed
+      calls).
+
+  Returns:
+    (rows, skipped).
+  """
+  rows, skipped, status = [], [], {}
+  for name in (n for n in SEARCH_CONTESTANTS if n in names):
+    cell = f"{net.description} B={batch} S={sims} {name}"
+    reference = MCTX_OF_POLICY[SEARCH_CONTESTANTS[name][1]]
+    if name != reference and status.get(reference) != "ok":
+      why = status.get(reference, "not in this plan")
+      skipped.append(_skip("search", cell, f"{reference} not measured in this cell ({why})"))
+      continue
+    try:
+      row = search_cell(name, net, batch, sims, plan.repeats, plan.max_seconds)
+    except Exception as error:  # pylint: disable=broad-except
+      status[name] = _failure(error)
+      skipped.append(_skip("search", cell, status[name]))
+      continue
+    status[name] = row["status"]
+    if row["status"] != "ok":
+      skipped.append(_skip("search", cell, row["status"]))
+    rows.append(row)
+    print(f"  {cell:<44} {row['median_ms']:10.2f} ms  compile {row['compile_s']:.1f} s",
+          flush=True)
+  return rows, skipped
+
+
 def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
                    budget_s: float) -> tuple[list[dict], list[dict]]:
-  """Section 1: every network's contestants over the B x S grid.
+  """Section 1: every network's contestants over its B x S grid, cell by
+  cell (`ordered_cells`).
 
   Each network gets an equal share of the budget (time a network leaves
-  unused passes to the next). A contestant whose matching mctx policy was
-  skipped for the budget in a cell is skipped too: it would have nothing to
-  compare with.
+  unused passes to the next). A cell is measured whole (`search_cell_group`)
+  or skipped whole: skipped when its predicted seconds (`predict_cell`)
+  exceed what is left of the network's share, or when one contestant's
+  predicted compile and first call exceed `plan.max_seconds`. A cell that
+  started runs to its end, so a spent budget drops whole cells, and every
+  row of ours has its mctx row in the same cell.
 
   Args:
     plan: the Plan.
@@ -400,45 +573,35 @@ def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
   Returns:
     (rows, skipped).
   """
-  start = time.perf_counter()
+  start = clock()
   rows, skipped = [], []
   labels = list(plan.search_contestants)
   for index, label in enumerate(labels):
     net = nets[label]
     deadline = start + budget_s * (index + 1) / len(labels)
     names = plan.search_contestants[label]
-    for batch, sims in ordered_cells(plan.batches, plan.sims):
-      over_budget = set()   # contestants of this cell skipped for the budget
-      for name in SEARCH_CONTESTANTS:
-        cell = f"{net.description} B={batch} S={sims} {name}"
-        if name not in names:
-          skipped.append(_skip("search", cell, "not in this plan (--quick)"))
-          continue
-        reference = MCTX_OF_POLICY[SEARCH_CONTESTANTS[name][1]]
-        if reference in over_budget:   # nothing to compare with: spend the time elsewhere
-          over_budget.add(name)
-          skipped.append(_skip("search", cell, f"{reference} skipped in this cell (budget)"))
-          continue
-        left = min(deadline - time.perf_counter(), plan.max_seconds)
-        done = [r for r in rows if r["network"] == label]
-        predicted = bench_search.predict_warmup(done, name, batch, sims)
-        if predicted is None:   # a contestant's first cell: the slowest compile so far
-          predicted = max((r["compile_s"] for r in done if r["status"] == "ok"), default=0.0)
-        if left <= 0 or predicted > left:
-          over_budget.add(name)
-          skipped.append(_skip("search", cell, f"predicted {predicted:.0f} s > "
-                               f"{max(left, 0):.0f} s left of the budget"))
-          continue
-        try:
-          row = search_cell(name, net, batch, sims, plan.repeats, left)
-        except Exception as error:  # pylint: disable=broad-except
-          skipped.append(_skip("search", cell, _failure(error)))
-          continue
-        if row["status"] != "ok":
-          skipped.append(_skip("search", cell, row["status"]))
-        rows.append(row)
-        print(f"  {cell:<44} {row['median_ms']:10.2f} ms  compile {row['compile_s']:.1f} s",
-              flush=True)
+    for batch, sims in ordered_cells(plan.search_batches(label), plan.sims):
+      cell = f"{net.description} B={batch} S={sims}"
+      skipped += [_skip("search", f"{cell} {n}", "not in this plan (--quick)")
+                  for n in SEARCH_CONTESTANTS if n not in names]
+      done = [r for r in rows if r["network"] == label]
+      predicted, warmups = predict_cell(done, names, batch, sims, plan.repeats,
+                                        plan.max_seconds)
+      left = deadline - clock()
+      whole = f"{cell}, all {len(names)} contestants"
+      slow = {n: w for n, w in warmups.items() if w > plan.max_seconds}
+      if left <= 0 or predicted > left:
+        skipped.append(_skip("search", whole, f"cell predicted {predicted:.0f} s > "
+                             f"{max(left, 0):.0f} s left of the budget"))
+        continue
+      if slow:
+        name, warmup = max(slow.items(), key=lambda item: item[1])
+        skipped.append(_skip("search", whole, f"{name} predicted {warmup:.0f} s to compile "
+                             f"and call once > {plan.max_seconds:.0f} s"))
+        continue
+      cell_rows, cell_skipped = search_cell_group(names, net, batch, sims, plan)
+      rows += cell_rows
+      skipped += cell_skipped
   return with_search_ratios(rows), skipped
 
 
@@ -483,12 +646,103 @@ def device_row(section: str, section_s: float, compile_seconds: Sequence[float])
               compile_s_max=max(known) if known else math.nan, **device_memory())
 
 
+def matching_mctx(loop: str) -> str:
+  """The mctx self-play loop a bench_selfplay loop is compared with: mctx-gumbel
+  for the Gumbel loops, mctx for the others (itself for the mctx loops)."""
+  return "mctx-gumbel" if "gumbel" in loop else "mctx"
+
+
+def selfplay_group(names: Sequence[str], eval_fn: Any, params: Any, plan: Plan, seed: int,
+                   deadline: float) -> list[dict]:
+  """Times one group of bench_selfplay's loops in interleaved rounds, every
+  contestant in every round, so that every one, mctx included, has timed
+  calls.
+
+  Each contestant is compiled and burnt in (`bench_selfplay.Runner`), which
+  also gives its seconds per call. Then up to `plan.selfplay_rounds` rounds:
+  in each, every contestant makes `Runner.time_round`'s untimed call and k
+  timed ones, 1 <= k <= `plan.repeats`, k sized so that the rounds left fit
+  what is left before `deadline` (and each contestant's timed calls
+  `plan.max_seconds`). The first round always runs, whole; a later one only
+  when it fits. bench_selfplay's own `bench_rows` instead gives each
+  contestant a fixed seconds budget per round, which a loop slower than that
+  budget (mctx at a large B on a CPU) never enters: no timed call.
+
+  Args:
+    names: bench_selfplay contestant names.
+    eval_fn: the MLP's eval_fn.
+    params: its variables.
+    plan: the Plan.
+    seed: the games' seed.
+    deadline: `clock()` seconds the rounds should end by.
+
+  Returns:
+    bench_selfplay's rows (`bench_selfplay.FIELDS`), one per contestant, all
+    "ok"; the ratio fields are NaN (`selfplay_section` fills them).
+  """
+  args = bench_selfplay.parse_args([
+      "--batch", str(plan.selfplay_batch), "--simulations", str(plan.selfplay_sims),
+      "--moves", str(plan.selfplay_moves), "--rounds", str(plan.selfplay_rounds),
+      "--repeats", str(plan.repeats), "--seed", str(seed)])
+  runners, call_s = [], {}
+  for name in names:
+    runner = bench_selfplay.Runner(name, eval_fn, params, args)
+    begin = clock()
+    runner.compile()
+    burn_in_s = clock() - begin - runner.compile_s
+    calls = bench_selfplay.BURN_IN_CALLS
+    call_s[name] = max(burn_in_s / calls if calls and burn_in_s > 0 else runner.compile_s,
+                       1e-6)
+    print(f"  {name:<20} compiled and burnt in ({runner.compile_s:.1f} s first call, "
+          f"~{call_s[name]:.2f} s/call)", flush=True)
+    runners.append(runner)
+  rounds = plan.selfplay_rounds
+  for round_index in range(rounds):
+    left = deadline - clock()
+    share = min(max(left, 0.0) / ((rounds - round_index) * len(runners)),
+                plan.max_seconds / rounds)
+    repeats = [max(1, min(plan.repeats, int(share / call_s[r.name]) - 1)) for r in runners]
+    round_s = sum((1 + k) * call_s[r.name] for r, k in zip(runners, repeats))
+    if round_index > 0 and round_s > left:
+      print(f"  round {round_index + 1}/{rounds} skipped: predicted {round_s:.0f} s > "
+            f"{max(left, 0):.0f} s left", flush=True)
+      break
+    for runner, k in zip(runners, repeats):
+      runner.time_round(k, math.inf)
+      call_s[runner.name] = statistics.median(runner.times)
+    print(f"  round {round_index + 1}/{rounds}: " + ", ".join(
+        f"{r.name} {call_s[r.name]:.3f}" for r in runners) + " s/call (medians so far)",
+          flush=True)
+  rows = []
+  for runner in runners:   # bench_selfplay.bench_rows' row
+    seconds = statistics.median(runner.times)
+    per_call = [runner.contestant.metrics(stats) for stats in runner.stats]
+    row = dict(batch=args.batch, sims=args.simulations, moves=args.moves,
+               contestant=runner.name, status="ok",
+               compile_s=max(runner.compile_s - seconds, 0.0), repeats=len(runner.times),
+               s_per_call=seconds, min_s_per_call=min(runner.times),
+               positions_per_s=args.moves * args.batch / seconds, ratio_vs_mctx=math.nan,
+               ratio_vs_mctx_gumbel=math.nan,
+               net_batches_per_move=runner.contestant.net_batches_per_move,
+               nn_evals_per_move=math.nan, transposition_hits_per_move=math.nan,
+               nodes_kept_per_move=math.nan)
+    if per_call:
+      row.update({k: statistics.mean(m[k] for m in per_call) for k in per_call[0]})
+    rows.append(row)
+  return rows
+
+
 def selfplay_section(plan: Plan, seed: int,
                      budget_s: float) -> tuple[list[dict], list[dict]]:
   """Section 2: bench_selfplay's loops, group by group, with the MLP.
 
-  A group is skipped whole when the seconds per contestant of the groups
-  before it predict that it would overrun the budget.
+  A group is timed whole (`selfplay_group`: every contestant, mctx
+  included, gets timed calls; its rounds sized to the group's share of the
+  budget, time a group leaves unused passing to the next) or skipped whole,
+  when the seconds per contestant of the groups before it predict that it
+  would overrun the section's budget, or when it fails. One of ours whose
+  matching mctx loop (`matching_mctx`) is neither in its group nor measured
+  in an earlier one is skipped: it would have nothing to compare with.
 
   Args:
     plan: the Plan.
@@ -498,9 +752,10 @@ def selfplay_section(plan: Plan, seed: int,
   Returns:
     (rows, skipped): bench_selfplay's rows plus `group` and
     `ratio_vs_matching_mctx` (positions/s over those of mctx for PUCT
-    loops, of mctx-gumbel for Gumbel loops).
+    loops, of mctx-gumbel for Gumbel loops; bench_selfplay's
+    `ratio_vs_mctx` and `ratio_vs_mctx_gumbel` over each).
   """
-  start = time.perf_counter()
+  start = clock()
   deadline = start + budget_s
   eval_fn = networks.mlp_eval(NUM_ACTIONS, plan.mlp_hidden)
   params = networks.init(eval_fn.network, jax.random.key(seed),
@@ -511,39 +766,42 @@ def selfplay_section(plan: Plan, seed: int,
   rows, skipped = [], []
   for name in known:
     if name not in in_plan:
-      skipped.append(_skip("selfplay", f"{cell} {name}", "not in this plan (--quick)"))
+      skipped.append(_skip("selfplay", f"{cell} {name}", "not in this plan"))
   seconds_per_contestant = 0.0
-  for index, group in enumerate(plan.selfplay_groups):
-    names = [n for n in group if n in known]
+  groups = plan.selfplay_groups
+  for index, group in enumerate(groups):
     skipped += [_skip("selfplay", f"{cell} {n}", "unknown to bench_selfplay")
                 for n in group if n not in known]
-    left = deadline - time.perf_counter()
+    measured = {r["contestant"] for r in rows}
+    names = []
+    for name in (n for n in group if n in known):
+      reference = matching_mctx(name)
+      if reference in group or reference in measured:
+        names.append(name)
+      else:
+        skipped.append(_skip("selfplay", f"{cell} {name}", f"{reference} not measured: "
+                             "nothing to compare with"))
+    left = deadline - clock()
     predicted = seconds_per_contestant * len(names)
     if not names or left <= 0 or predicted > left:
       skipped += [_skip("selfplay", f"{cell} {n}", f"group predicted {predicted:.0f} s > "
                         f"{max(left, 0):.0f} s left of the budget") for n in names]
       continue
-    args = bench_selfplay.parse_args([
-        "--batch", str(plan.selfplay_batch), "--simulations", str(plan.selfplay_sims),
-        "--moves", str(plan.selfplay_moves), "--rounds", str(plan.selfplay_rounds),
-        "--repeats", str(plan.repeats), "--seed", str(seed),
-        "--max-seconds", str(min(plan.max_seconds, max(left / (2 * len(names)), 1.0)))])
-    group_start = time.perf_counter()
+    group_start = clock()
     try:
-      group_rows = bench_selfplay.bench_rows(names, eval_fn, params, args)
+      group_rows = selfplay_group(names, eval_fn, params, plan, seed,
+                                  start + budget_s * (index + 1) / len(groups))
     except Exception as error:  # pylint: disable=broad-except
       skipped += [_skip("selfplay", f"{cell} {n}", _failure(error)) for n in names]
       continue
-    seconds_per_contestant = (time.perf_counter() - group_start) / len(names)
-    for row in group_rows:
-      if row["status"] != "ok":
-        skipped.append(_skip("selfplay", f"{cell} {row['contestant']}", row["status"]))
-      rows.append({**row, "group": index + 1})
-  speed = {r["contestant"]: r["positions_per_s"] for r in rows if r["status"] == "ok"}
+    seconds_per_contestant = (clock() - group_start) / len(names)
+    rows += [{**row, "group": index + 1} for row in group_rows]
+  speed = {r["contestant"]: r["positions_per_s"] for r in rows}
   for row in rows:
-    reference = speed.get("mctx-gumbel" if "gumbel" in row["contestant"] else "mctx")
-    row["ratio_vs_matching_mctx"] = (row["positions_per_s"] / reference
-                                     if reference and row["status"] == "ok" else math.nan)
+    for field, reference in (("ratio_vs_mctx", "mctx"), ("ratio_vs_mctx_gumbel", "mctx-gumbel"),
+                             ("ratio_vs_matching_mctx", matching_mctx(row["contestant"]))):
+      row[field] = (row["positions_per_s"] / speed[reference] if reference in speed
+                    else math.nan)
   return rows, skipped
 
 
@@ -559,7 +817,7 @@ def phases_section(plan: Plan, seed: int,
   Returns:
     (rows of `PHASE_FIELDS`, skipped).
   """
-  start = time.perf_counter()
+  start = clock()
   deadline = start + budget_s
   batch, sims = plan.phase_batch, plan.phase_sims
   cell = f"B={batch} S={sims} MLP{tuple(plan.mlp_hidden)}"
@@ -578,17 +836,17 @@ def phases_section(plan: Plan, seed: int,
              for b in PHASE_BACKUPS if b not in plan.phase_backups]
   last_s = 0.0
   for backup in plan.phase_backups:
-    left = min(deadline - time.perf_counter(), plan.max_seconds)
+    left = min(deadline - clock(), plan.max_seconds)
     if left <= 0 or last_s > left:
       skipped.append(_skip("phases", f"{cell} {backup}", f"predicted {last_s:.0f} s > "
                            f"{max(left, 0):.0f} s left of the budget"))
       continue
-    backup_start = time.perf_counter()
+    backup_start = clock()
     try:
       rows += bench_phases.profile(backup, batch, sims, plan.mlp_hidden, plan.repeats, left)
     except Exception as error:  # pylint: disable=broad-except
       skipped.append(_skip("phases", f"{cell} {backup}", _failure(error)))
-    last_s = time.perf_counter() - backup_start
+    last_s = clock() - backup_start
   out = []
   for r in rows:
     is_phase = r["row"].startswith("phase")
@@ -635,7 +893,7 @@ def training_section(plan: Plan, net: ReportNetwork,
   Returns:
     (rows of `TRAINING_FIELDS`, skipped).
   """
-  deadline = time.perf_counter() + budget_s
+  deadline = clock() + budget_s
   defaults = config_lib.TrainConfig()
   optimizer = networks.make_optimizer(defaults.learning_rate, defaults.weight_decay,
                                       kind=defaults.optimizer)
@@ -645,12 +903,12 @@ def training_section(plan: Plan, net: ReportNetwork,
   rows, skipped, last_s = [], [], 0.0
   for batch in plan.training_batches:
     cell = f"{net.description} batch {batch}"
-    left = min(deadline - time.perf_counter(), plan.max_seconds)
+    left = min(deadline - clock(), plan.max_seconds)
     if left <= 0 or last_s > left:
       skipped.append(_skip("training", cell, f"predicted {last_s:.0f} s > "
                            f"{max(left, 0):.0f} s left of the budget"))
       continue
-    cell_start = time.perf_counter()
+    cell_start = clock()
     examples, weights = synthetic_examples(jax.random.key(batch), batch)
     try:
       timing = benchlib.compile_and_time(update, (net.params, opt_state, examples, weights),
@@ -658,7 +916,7 @@ def training_section(plan: Plan, net: ReportNetwork,
     except Exception as error:  # pylint: disable=broad-except
       skipped.append(_skip("training", cell, _failure(error)))
       continue
-    last_s = time.perf_counter() - cell_start
+    last_s = clock() - cell_start
     row = dict(network=net.description, batch=batch, status="ok",
                compile_s=timing.compile_s, repeats=len(timing.times), median_ms=math.nan,
                examples_per_s=math.nan)
@@ -749,11 +1007,17 @@ def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNe
   """
   get = lambda section: results.get(section, [])
   descriptions = ", ".join(f"{n.label} = {n.description}" for n in nets.values())
+  grid = "; ".join(
+      f"{label} B {{{', '.join(map(str, plan.search_batches(label)))}}} x "
+      f"S {{{', '.join(map(str, plan.sims))}}}" for label in plan.search_contestants)
+  groups = "; ".join(f"{i + 1}: " + ", ".join(f"`{n}`" for n in group)
+                     for i, group in enumerate(plan.selfplay_groups))
   parts = list(header) + [
       "",
       "## 1. Search time per call",
       "",
-      f"Connect-4 from the empty board; networks {descriptions}. `mctx-muzero` / "
+      f"Connect-4 from the empty board; networks {descriptions}; grid {grid}. "
+      "A cell is measured whole (all its contestants) or skipped whole. `mctx-muzero` / "
       "`mctx-gumbel`: `mctx.muzero_policy` / `mctx.gumbel_muzero_policy` on pgx's "
       "`connect_four` (mctx's defaults); `mcgs-*` / `tree-*`: `mcgs_jax.search` with that "
       "backup and `root_policy` puct / gumbel (SearchConfig defaults). ms/call: median of "
@@ -766,9 +1030,10 @@ def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNe
       "",
       f"`experiments.bench_selfplay`'s loops with {nets['mlp'].description}: "
       f"B={plan.selfplay_batch} games, S={plan.selfplay_sims} simulations per move, "
-      f"{plan.selfplay_moves} moves per jitted call, contestants of a group timed in "
-      "interleaved rounds. vs matching mctx: positions/s over those of `mctx` (PUCT loops) "
-      "or `mctx-gumbel` (Gumbel loops); above 1: faster than mctx.",
+      f"{plan.selfplay_moves} moves per jitted call. Groups ({groups}) are timed whole in "
+      "interleaved rounds (every contestant, mctx included, in every round) or skipped "
+      "whole. vs matching mctx: positions/s over those of `mctx` (PUCT loops) or "
+      "`mctx-gumbel` (Gumbel loops); above 1: faster than mctx.",
       "",
       _table(get("selfplay"), SELFPLAY_COLUMNS),
       "",
@@ -804,8 +1069,8 @@ def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNe
       "",
       "## Skipped",
       "",
-      ("Cells not measured, and why (budget, failures, and what a `--quick` plan leaves "
-       "out)." if get("skipped") else "Nothing was skipped."),
+      ("Cells not measured, and why (budget, failures, and what the plan leaves out)."
+       if get("skipped") else "Nothing was skipped."),
       "",
   ]
   if get("skipped"):
@@ -866,8 +1131,8 @@ def header_lines(title: str, argv: Sequence[str], plan: Plan, budget_scale: floa
       "",
       "Command: `" + shlex.join(["python", "-m", "experiments.device_report", *argv]) + "`",
       "",
-      f"Mode: {'quick (CPU smoke run, tiny shapes)' if quick else 'full'}; section budgets "
-      f"{budgets}; a cell predicted to exceed {plan.max_seconds:.0f} s is skipped.",
+      f"Mode: {plan.label}; section budgets {budgets}; a contestant predicted to take more "
+      f"than {plan.max_seconds:.0f} s to compile and call once is skipped with its cell.",
   ]
 
 
@@ -932,7 +1197,7 @@ def run_sections(plan: Plan, nets: Mapping[str, ReportNetwork], seed: int, budge
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
   args = parse_args(argv)
-  plan = QUICK_PLAN if args.quick else FULL_PLAN
+  plan = select_plan(args.quick, jax.devices()[0].platform)
   if args.max_seconds is not None:
     plan = dataclasses.replace(plan, max_seconds=args.max_seconds)
   device_kind = jax.devices()[0].device_kind

@@ -5,9 +5,11 @@ the versions line and the list of skipped cells. Timings are not checked."""
 import csv
 import dataclasses
 import math
+import types
 
 import pytest
 
+from experiments import bench_selfplay
 from experiments import device_report
 
 MEASURED = ("search", "selfplay", "memory", "device", "phases", "training")
@@ -109,10 +111,176 @@ def test_a_spent_budget_skips_every_cell_without_compiling():
   nets = device_report.make_networks(plan, seed=0)
   rows, skipped = device_report.search_section(plan, nets, budget_s=0.0)
   assert rows == []
-  cells = len(plan.search_contestants) * 2 * len(device_report.SEARCH_CONTESTANTS)
-  assert len(skipped) == cells
-  assert any("left of the budget" in r["reason"] for r in skipped)
+  whole = [r for r in skipped if "left of the budget" in r["reason"]]
+  assert len(whole) == len(plan.search_contestants) * 2   # one row per skipped cell
+  assert all("all 2 contestants" in r["cell"] for r in whole)
   rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=0.0)
   assert rows == [] and any("left of the budget" in r["reason"] for r in skipped)
   rows, skipped = device_report.training_section(plan, nets["resnet"], budget_s=0.0)
   assert rows == [] and len(skipped) == len(plan.training_batches)
+
+
+def test_the_plan_follows_the_platform():
+  assert device_report.select_plan(True, "gpu") is device_report.QUICK_PLAN
+  assert device_report.select_plan(False, "gpu") is device_report.FULL_PLAN
+  cpu = device_report.select_plan(False, "cpu")
+  assert cpu is device_report.CPU_PLAN and cpu.label == "full (CPU plan)"
+  assert cpu.selfplay_batch == 256 and max(cpu.batches) < min(device_report.FULL_PLAN.batches
+                                                               [1:])
+  assert cpu.search_batches("resnet") == (32,) and cpu.search_batches("mlp") == cpu.batches
+  header = device_report.header_lines("cpu", [], cpu, 1.0, quick=False)
+  assert any(line.startswith("Mode: full (CPU plan);") for line in header)
+  # Every self-play loop of the CPU plan is timed in the group of its mctx loop.
+  for group in cpu.selfplay_groups:
+    assert all(device_report.matching_mctx(name) in group for name in group), group
+
+
+class FakeClock:
+  """The sections' clock, advanced by the stubs below instead of real work."""
+
+  def __init__(self):
+    self.now = 0.0
+
+  def __call__(self):
+    return self.now
+
+
+@pytest.fixture
+def fake_clock(monkeypatch):
+  clock = FakeClock()
+  monkeypatch.setattr(device_report, "clock", clock)
+  return clock
+
+
+ALL_SIX = tuple(device_report.SEARCH_CONTESTANTS)
+
+
+def stub_search_cell(clock, calls, no_timed_call=()):
+  """search_cell that costs 10 s of the fake clock: 5 s compile, 1 ms per
+  game and simulation; `no_timed_call`: (name, batch) whose first call was
+  over the budget."""
+  def search_cell(name, net, batch, sims, repeats, budget_s):
+    del repeats, budget_s
+    calls.append((net.label, batch, sims, name))
+    clock.now += 10.0
+    search, policy = device_report.SEARCH_CONTESTANTS[name]
+    ok = (name, batch) not in no_timed_call
+    return dict(network=net.label, batch=batch, sims=sims, contestant=name, search=search,
+                policy=policy, status="ok" if ok else "skipped (first call 99 s over the budget)",
+                compile_s=5.0, warmup_s=6.0, repeats=2 if ok else 0,
+                median_ms=float(batch * sims) if ok else math.nan, sims_per_s=1.0,
+                ratio_vs_mctx=math.nan, nodes_per_game=1.0, nn_evals_per_game=1.0,
+                state_bytes_per_game=1.0, xla_temp_bytes=1.0, xla_output_bytes=1.0)
+  return search_cell
+
+
+def cells_of(rows):
+  cells = {}
+  for r in rows:
+    cells.setdefault((r["network"], r["batch"], r["sims"]), set()).add(r["contestant"])
+  return cells
+
+
+def test_search_cells_are_measured_whole_or_skipped_whole(fake_clock, monkeypatch):
+  plan = dataclasses.replace(device_report.QUICK_PLAN, batches=(4, 8), sims=(4, 16),
+                             search_contestants={"mlp": ALL_SIX, "resnet": ALL_SIX},
+                             network_batches={"resnet": (4,)})
+  nets = device_report.make_networks(plan, seed=0)
+  calls = []
+  monkeypatch.setattr(device_report, "search_cell", stub_search_cell(fake_clock, calls))
+  # 50 s per network; a cell costs 60 s: the budget runs out in each network's
+  # first cell, which still measures all six, and the other cells are skipped.
+  rows, skipped = device_report.search_section(plan, nets, budget_s=100.0)
+  assert cells_of(rows) == {("mlp", 4, 4): set(ALL_SIX), ("resnet", 4, 4): set(ALL_SIX)}
+  assert [c[3] for c in calls[:6]] == list(ALL_SIX)   # a cell's six before the next cell
+  for row in rows:
+    assert math.isfinite(row["ratio_vs_mctx"]) and row["ratio_vs_mctx"] > 0, row
+  whole = [r["cell"] for r in skipped]
+  assert all(c.endswith("all 6 contestants") for c in whole), whole
+  assert len(whole) == 3 + 1   # mlp: 4 cells, one measured; resnet (B=4 only): 2, one measured
+  # With room for more, the next cell is predicted from the first (whole).
+  fake_clock.now, calls[:] = 0.0, []
+  rows, skipped = device_report.search_section(plan, nets, budget_s=400.0)
+  assert all(len(names) == 6 for names in cells_of(rows).values())
+  assert len(cells_of(rows)) >= 3
+
+
+def test_ours_is_skipped_without_its_mctx_row(fake_clock, monkeypatch):
+  plan = dataclasses.replace(device_report.QUICK_PLAN, batches=(4,), sims=(4,),
+                             search_contestants={"mlp": ALL_SIX})
+  nets = device_report.make_networks(plan, seed=0)
+  calls = []
+  monkeypatch.setattr(device_report, "search_cell",
+                      stub_search_cell(fake_clock, calls, no_timed_call={("mctx-muzero", 4)}))
+  rows, skipped = device_report.search_section(plan, nets, budget_s=1000.0)
+  assert [c[3] for c in calls] == ["mctx-muzero", "mctx-gumbel", "mcgs-gumbel", "tree-gumbel"]
+  reasons = {r["cell"].split()[-1]: r["reason"] for r in skipped}
+  assert reasons["mcgs-puct"].startswith("mctx-muzero not measured in this cell")
+  assert reasons["tree-puct"].startswith("mctx-muzero not measured in this cell")
+  ok = [r for r in rows if r["status"] == "ok"]
+  assert {r["contestant"] for r in ok} == {"mctx-gumbel", "mcgs-gumbel", "tree-gumbel"}
+  assert all(math.isfinite(r["ratio_vs_mctx"]) for r in ok)
+
+
+class FakeRunner:
+  """bench_selfplay.Runner on the fake clock: 20 s to compile, then
+  CALL_S[name] (default 1 s) per call."""
+  CALL_S = {"mctx": 10.0, "mctx-gumbel": 10.0}
+  clock = None
+
+  def __init__(self, name, eval_fn, params, args):
+    del eval_fn, params, args
+    self.name = name
+    self.call_s = self.CALL_S.get(name, 1.0)
+    self.times, self.stats, self.compile_s = [], [], math.nan
+    metrics = lambda stats: dict(nn_evals_per_move=1.0, transposition_hits_per_move=0.0,
+                                 nodes_kept_per_move=0.0)
+    self.contestant = types.SimpleNamespace(net_batches_per_move=9.0, metrics=metrics)
+
+  def compile(self):
+    self.compile_s = 20.0 + self.call_s
+    self.clock.now += 20.0 + self.call_s * (1 + bench_selfplay.BURN_IN_CALLS)
+
+  def time_round(self, repeats, budget_s):
+    # bench_rows' per-round budget is what left mctx without a timed call.
+    assert budget_s == math.inf
+    self.clock.now += self.call_s * (1 + repeats)
+    self.times += [self.call_s] * repeats
+    self.stats += [None] * (1 + repeats)
+
+
+@pytest.fixture
+def fake_runner(fake_clock, monkeypatch):
+  monkeypatch.setattr(FakeRunner, "clock", fake_clock)
+  monkeypatch.setattr(bench_selfplay, "Runner", FakeRunner)
+
+
+def test_selfplay_groups_are_timed_whole_or_skipped_whole(fake_clock, fake_runner):
+  plan = dataclasses.replace(
+      device_report.QUICK_PLAN, repeats=3, selfplay_rounds=2, max_seconds=60.0,
+      selfplay_groups=(("mctx", "mcgs", "tree"), ("mctx-gumbel", "mcgs-gumbel")))
+  # Compiling group 1 alone overruns the budget: its first round still times
+  # all three (mctx's 10 s calls included), group 2 is skipped whole.
+  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=60.0)
+  assert [r["contestant"] for r in rows] == ["mctx", "mcgs", "tree"]
+  for row in rows:
+    assert row["status"] == "ok" and row["repeats"] >= 1 and row["group"] == 1, row
+    assert math.isfinite(row["ratio_vs_matching_mctx"]), row
+  assert rows[0]["ratio_vs_matching_mctx"] == 1.0 and rows[1]["ratio_vs_matching_mctx"] == 10.0
+  group2 = [r for r in skipped if r["cell"].split()[-1] in ("mctx-gumbel", "mcgs-gumbel")]
+  assert len(group2) == 2 and all("group predicted" in r["reason"] for r in group2)
+  # With room, both groups: two rounds each, every contestant in each.
+  fake_clock.now = 0.0
+  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=1000.0)
+  assert [r["group"] for r in rows] == [1, 1, 1, 2, 2]
+  assert all(2 <= r["repeats"] <= 2 * plan.repeats for r in rows)
+  assert all(math.isfinite(r["ratio_vs_matching_mctx"]) for r in rows)
+
+
+def test_selfplay_loop_without_its_mctx_is_skipped(fake_clock, fake_runner):
+  plan = dataclasses.replace(device_report.QUICK_PLAN,
+                             selfplay_groups=(("tree-noreuse",), ("mctx", "mcgs")))
+  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=1000.0)
+  assert [r["contestant"] for r in rows] == ["mctx", "mcgs"]
+  reason = next(r["reason"] for r in skipped if r["cell"].endswith("tree-noreuse"))
+  assert reason.startswith("mctx not measured")
