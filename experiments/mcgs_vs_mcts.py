@@ -154,13 +154,17 @@ class Setting:
 
 
 def load_network(name: str):
-  """(env, eval_fn, params) of the shipped Connect-4 network or the weak
-  snapshot of its run."""
-  env, eval_fn, params = train.load_agent(SHIPPED)
+  """(env, eval_fn, params) of a Connect-4 network: `shipped`
+  (networks/pretrained/connect4), `v1` (the agent shipped before it, the
+  end of runs/connect4_v1) or `weak` (that run's snapshot at
+  WEAK_ITERATION)."""
+  if name == "shipped":
+    return train.load_agent(SHIPPED)
+  if name not in ("v1", "weak"):
+    raise ValueError(f"network must be 'shipped', 'v1' or 'weak', got {name!r}")
+  env, eval_fn, params = train.load_agent(RUN)
   if name == "weak":
     params = checkpoint.read_variables(evaluation.snapshot_path(RUN, WEAK_ITERATION), params)
-  elif name != "shipped":
-    raise ValueError(f"network must be 'shipped' or 'weak', got {name!r}")
   return env, eval_fn, params
 
 
@@ -669,7 +673,7 @@ def parse_args(argv=None):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
                                                         "ablation", "nim", "plots"))
-  parser.add_argument("--network", default="shipped", choices=("shipped", "weak"))
+  parser.add_argument("--network", default="shipped", choices=("shipped", "v1", "weak"))
   parser.add_argument("--game", default="connect4", choices=("connect4", "nim"),
                       help="--part time: Connect-4 (--network) or the Nim settings "
                            "(--nim-envs, --noise, --nim-plies)")
