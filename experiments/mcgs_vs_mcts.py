@@ -29,8 +29,9 @@ Every agent plays deterministically (most visited move, no root noise).
 * Connect-4 openings: positions of Pons' set L1_R3 whose exact score is
   within +-`--max-score` (drawn, or won only with one of the last stones),
   each played twice with colours swapped. Networks: `shipped` is
-  networks/pretrained/connect4 (iteration 440 of runs/connect4_v1), `weak` the
-  same run's snapshot at iteration 10.
+  networks/pretrained/connect4 (iteration 1005 of runs/connect4), `v1` the
+  agent shipped before it (iteration 440 of runs/connect4_v1), `weak` that
+  run's snapshot at iteration 10.
 * Nim: a deliberately imperfect evaluator (`NoisyNimEval`): the exact value
   (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
   in [-noise, noise], and pseudo-random prior logits; about (1 - 0.5/noise)/2

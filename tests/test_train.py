@@ -173,7 +173,9 @@ def test_sigkill_resume(tmp_path):
   metrics have every iteration once and the network equals an uninterrupted
   run's."""
   config_file = tmp_path / "tiny.json"
-  config_file.write_text(json.dumps(dict(TINY, moves_per_iteration=9)))
+  # TINY's shapes: the uninterrupted run below reuses the programs the
+  # tests above compiled in this process.
+  config_file.write_text(json.dumps(TINY))
   iterations = 12
   killed, straight = tmp_path / "killed", tmp_path / "straight"
   # The three processes compile the same programs: the first one's are
