@@ -189,15 +189,16 @@ def test_reroot_redraws_noise_and_rebases_the_schedule():
   assert not np.allclose(graph.root_gumbel, out.graph.root_gumbel)
   legal = np.asarray(graph.child[:, 0] != graph_lib.ILLEGAL)
   assert np.all(np.asarray(graph.root_gumbel)[legal] != 0)
-  run = jax.jit(mcgs_jax.run_simulations, static_argnames=STATIC)
-  after = mcgs_jax.summarize(run(None, jax.random.PRNGKey(2), graph, env, eval_fn, config),
-                             config)
+  # One program each, not op-by-op dispatch (most of this test's time).
+  run = jax.jit(lambda *a: mcgs_jax.summarize(mcgs_jax.run_simulations(*a), config),
+                static_argnums=(3, 4, 5))
+  after = run(None, jax.random.PRNGKey(2), graph, env, eval_fn, config)
   added = np.asarray(after.visit_counts) - base
   assert np.all(added.sum(-1) == 32)
   # Sequential halving over 4 considered actions, 32 simulations:
   # 4 x 4, then 2 x 8 more visits.
   assert sorted(added[0][added[0] > 0].tolist()) == [4, 4, 12, 12]
-  advanced, _ = mcgs_jax.advance(out.graph, out.action, config)
+  advanced, _ = jax.jit(mcgs_jax.advance, static_argnums=2)(out.graph, out.action, config)
   assert np.all(np.asarray(advanced.root_gumbel) == 0)
 
 

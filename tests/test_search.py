@@ -1,6 +1,7 @@
 """The search end to end: invariants on random searches, capacity limits,
 bad input, ground truth on Nim, the mctx adapter."""
 
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +23,9 @@ C4 = envs.make("connect4")
 NIM = envs.make("nim")
 
 
+# One program per (env, batch, max_moves): op by op, the moves' many small
+# dispatches cost more than the searches the positions feed.
+@functools.partial(jax.jit, static_argnames=("env", "batch", "max_moves"))
 def random_positions(env, rng, batch, max_moves):
   """A batch of non-terminal positions after random legal moves."""
   state = env.init(rng, batch_size=batch)

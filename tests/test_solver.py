@@ -58,11 +58,12 @@ def test_tictactoe_solver_agrees_with_reference():
 def _random_positions(env, plies, count, seed):
   rnd = random.Random(seed)
   out = []
+  step = jax.jit(env.step)   # one program, not one dispatch per operation
   while len(out) < count:
     state = env.init(jax.random.PRNGKey(0))
     for _ in range(rnd.choice(plies)):
       legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-      state = env.step(state, int(rnd.choice(legal)))
+      state = step(state, np.int32(rnd.choice(legal)))
     if not bool(state.terminated):
       out.append(state)
   return out
