@@ -39,9 +39,10 @@ train-connect4: $(STAMP)
 	$(PY) -m experiments.train --env connect4 --out runs/connect4 --cpu-budget 10800
 
 # --dist loadfile: a test file's tests run in one worker, so they share its
-# module fixtures and the programs jax compiled for them.
+# module fixtures and the programs jax compiled for them. --no-loadscope-reorder:
+# the files go out in collection order, the longest first (tests/conftest.py).
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not slow"
 
 # The full Test_L1_R3 solver check takes hours; run it with
 # `.venv/bin/python -m pytest -m slow -k "all_scores and L1_R3"`.

@@ -244,6 +244,31 @@ class Runner:
     self.times += times
 
 
+def runner_row(runner: "Runner", args) -> dict:
+  """One contestant's CSV row (`FIELDS`) from its timed calls: medians,
+  positions per second and the loop's per-move metrics; the ratio fields
+  are NaN (the caller divides by its mctx rows). A runner without timed
+  calls gets status "no timed call"."""
+  row = dict(batch=args.batch, sims=args.simulations, moves=args.moves,
+             contestant=runner.name, status="ok", compile_s=math.nan, repeats=0,
+             s_per_call=math.nan, min_s_per_call=math.nan, positions_per_s=math.nan,
+             ratio_vs_mctx=math.nan, ratio_vs_mctx_gumbel=math.nan,
+             net_batches_per_move=runner.contestant.net_batches_per_move,
+             nn_evals_per_move=math.nan, transposition_hits_per_move=math.nan,
+             nodes_kept_per_move=math.nan)
+  if not runner.times:
+    row["status"] = "no timed call"
+    return row
+  seconds = statistics.median(runner.times)
+  row.update(repeats=len(runner.times), s_per_call=seconds, min_s_per_call=min(runner.times),
+             compile_s=max(runner.compile_s - seconds, 0.0),
+             positions_per_s=args.moves * args.batch / seconds)
+  per_call = [runner.contestant.metrics(stats) for stats in runner.stats]
+  if per_call:
+    row.update({k: statistics.mean(m[k] for m in per_call) for k in per_call[0]})
+  return row
+
+
 def bench_rows(names, eval_fn, params, args) -> list[dict]:
   """Compiles every contestant, then times them in interleaved rounds (so
   that load from other processes on the machine falls on all of them
@@ -261,26 +286,7 @@ def bench_rows(names, eval_fn, params, args) -> list[dict]:
     print(f"  round {round_index + 1}/{args.rounds}: " + ", ".join(
         f"{r.name} {statistics.median(r.times):.3f}" for r in runners if r.times)
         + " s/call (medians so far)", flush=True)
-  rows = []
-  for runner in runners:
-    row = dict(batch=args.batch, sims=args.simulations, moves=args.moves,
-               contestant=runner.name, status="ok", compile_s=math.nan, repeats=0,
-               s_per_call=math.nan, min_s_per_call=math.nan, positions_per_s=math.nan,
-               ratio_vs_mctx=math.nan, ratio_vs_mctx_gumbel=math.nan,
-               net_batches_per_move=runner.contestant.net_batches_per_move,
-               nn_evals_per_move=math.nan, transposition_hits_per_move=math.nan,
-               nodes_kept_per_move=math.nan)
-    if not runner.times:
-      row["status"] = "no timed call"
-      rows.append(row)
-      continue
-    seconds = statistics.median(runner.times)
-    per_call = [runner.contestant.metrics(s) for s in runner.stats]
-    row.update(repeats=len(runner.times), s_per_call=seconds, min_s_per_call=min(runner.times),
-               compile_s=max(runner.compile_s - seconds, 0.0),
-               positions_per_s=args.moves * args.batch / seconds,
-               **{k: statistics.mean(m[k] for m in per_call) for k in per_call[0]})
-    rows.append(row)
+  rows = [runner_row(runner, args) for runner in runners]
   for field, name in (("ratio_vs_mctx", "mctx"), ("ratio_vs_mctx_gumbel", "mctx-gumbel")):
     reference = [r for r in rows if r["contestant"] == name and r["status"] == "ok"]
     for row in rows:

@@ -713,23 +713,7 @@ def selfplay_group(names: Sequence[str], eval_fn: Any, params: Any, plan: Plan, 
     print(f"  round {round_index + 1}/{rounds}: " + ", ".join(
         f"{r.name} {call_s[r.name]:.3f}" for r in runners) + " s/call (medians so far)",
           flush=True)
-  rows = []
-  for runner in runners:   # bench_selfplay.bench_rows' row
-    seconds = statistics.median(runner.times)
-    per_call = [runner.contestant.metrics(stats) for stats in runner.stats]
-    row = dict(batch=args.batch, sims=args.simulations, moves=args.moves,
-               contestant=runner.name, status="ok",
-               compile_s=max(runner.compile_s - seconds, 0.0), repeats=len(runner.times),
-               s_per_call=seconds, min_s_per_call=min(runner.times),
-               positions_per_s=args.moves * args.batch / seconds, ratio_vs_mctx=math.nan,
-               ratio_vs_mctx_gumbel=math.nan,
-               net_batches_per_move=runner.contestant.net_batches_per_move,
-               nn_evals_per_move=math.nan, transposition_hits_per_move=math.nan,
-               nodes_kept_per_move=math.nan)
-    if per_call:
-      row.update({k: statistics.mean(m[k] for m in per_call) for k in per_call[0]})
-    rows.append(row)
-  return rows
+  return [bench_selfplay.runner_row(runner, args) for runner in runners]
 
 
 def selfplay_section(plan: Plan, seed: int,
