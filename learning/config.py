@@ -71,6 +71,12 @@ class TrainConfig:
       `learning_rate` down to a tenth of it over this many updates, then
       stays there; 0 keeps it constant.
     augment: random symmetry per sampled example (where the env has them).
+    overlap: self-play and the optimizer steps of an iteration run at the
+      same time, in two threads (two CPU cores, or one accelerator kept busy
+      while the host waits on the other): iteration k plays with the network
+      of iteration k - 1 and trains on the replay buffer as it stood before
+      iteration k's positions were added, which are trained on from
+      iteration k + 1. Deterministic and resumable like the sequential loop.
     eval_every: evaluate every this many iterations (0: never).
     eval_every_s: also evaluate at the first iteration whose `cpu_s` (the
       process's CPU seconds of self-play and training, which unlike `wall_s`
@@ -130,6 +136,7 @@ class TrainConfig:
   optimizer: str = "adam"
   loss: str = "alphazero"
   augment: bool = True
+  overlap: bool = False
   eval_every: int = 5
   eval_every_s: float = 0.0
   eval_simulations: int = 64
@@ -326,14 +333,15 @@ _DEFAULTS = {
                       decay_updates=12800, eval_every=10, eval_solver=True),
     # docs/learning/diagnosis.md: Gumbel self-play with 32 simulations,
     # value targets half outcome and half search value, and games opening
-    # with 0-8 random moves; a cosine decay over the ~32k updates of a
-    # 3-hour run (`make train-connect4`).
+    # with 0-8 random moves; self-play and updates overlapped on the two
+    # cores, and a cosine decay over the ~50k updates of a 3-hour run
+    # (`make train-connect4`).
     "connect4": dict(network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
                      root_policy="gumbel", simulations=32, games=128, moves_per_iteration=14,
                      temperature_moves=8, opening_plies=8, outcome_weight=0.5,
                      batch_size=256, updates_per_iteration=32, replay_capacity=100_000,
-                     min_replay=4096, learning_rate=1e-3, decay_updates=32_000,
-                     eval_every=0, eval_every_s=600.0, eval_simulations=200,
+                     min_replay=4096, learning_rate=1e-3, decay_updates=50_000,
+                     overlap=True, eval_every=0, eval_every_s=900.0, eval_simulations=200,
                      eval_positions=100, dirichlet_alpha=0.5, node_factor=3.0),
     "nim": dict(network="mlp", network_kwargs={"hidden_sizes": [128, 128]},
                 simulations=64, games=128, moves_per_iteration=16, temperature_moves=16,

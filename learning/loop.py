@@ -21,6 +21,7 @@ latest network, for `checkpoint.load_agent`), snapshots/ (the network at
 each evaluation, for the arena), plots/ and, with tensorboard, tb/.
 """
 
+import concurrent.futures
 import csv
 import functools
 import json
@@ -265,35 +266,54 @@ class Run:
     play_rng, train_rng, eval_rng = jax.random.split(rng, 3)
     start, cpu_start = time.perf_counter(), time.process_time()
     compile_start = compile_seconds()
-    games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
-    buffer = self._add(state["buffer"], examples, valid)
-    jax.block_until_ready(buffer)
-    selfplay_s = time.perf_counter() - start
+
+    def play():
+      begin = time.perf_counter()
+      games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
+      buffer = self._add(state["buffer"], examples, valid)
+      jax.block_until_ready(buffer)
+      return games, buffer, valid, stats, time.perf_counter() - begin
+
+    def train(buffer):
+      begin = time.perf_counter()
+      variables, opt_state, metrics = state["variables"], state["opt_state"], {}
+      if int(buffer.size) >= config.min_replay:
+        variables, opt_state, metrics = self._train(variables, opt_state, buffer, train_rng)
+        metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+      return variables, opt_state, metrics, time.perf_counter() - begin
+
+    if config.overlap:
+      # Neither half reads what the other writes (jax arrays are immutable),
+      # and XLA runs the two programs on two threads at once.
+      with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        playing = pool.submit(play)
+        trained = train(state["buffer"])
+        games, buffer, valid, stats, selfplay_s = playing.result()
+    else:
+      games, buffer, valid, stats, selfplay_s = play()
     if int(stats.nan_evals):
       # Only without SearchConfig.check_evaluator (which stops the search).
       raise FloatingPointError(
           f"the network returned NaN in {int(stats.nan_evals)} self-play evaluations at "
           f"iteration {iteration}; the checkpoint of iteration {iteration - 1} in "
           f"{self.checkpoints.directory} is intact (lower learning_rate, or check the network)")
-    start = time.perf_counter()
-    variables, opt_state, metrics = state["variables"], state["opt_state"], {}
-    if int(buffer.size) >= config.min_replay:
-      variables, opt_state, metrics = self._train(variables, opt_state, buffer, train_rng)
-      metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
-      if not all(np.isfinite(v) for v in metrics.values()):
-        # Stop before the checkpoint: the last one stays the last good state.
-        raise FloatingPointError(
-            f"non-finite training metrics at iteration {iteration}: {metrics}; the "
-            f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
-            "intact (lower learning_rate, or check the network)")
-    train_s = time.perf_counter() - start
+    if not config.overlap:
+      trained = train(buffer)
+    variables, opt_state, metrics, train_s = trained
+    if not all(np.isfinite(v) for v in metrics.values()):
+      # Stop before the checkpoint: the last one stays the last good state.
+      raise FloatingPointError(
+          f"non-finite training metrics at iteration {iteration}: {metrics}; the "
+          f"checkpoint of iteration {iteration - 1} in {self.checkpoints.directory} is "
+          "intact (lower learning_rate, or check the network)")
+    elapsed = time.perf_counter() - start
     # The first iteration of a process compiles self-play and the update:
     # wall_s and cpu_s count the work, not the compilation.
     compile_s = compile_seconds() - compile_start
     cpu_s = float(state["cpu_s"]) + max(time.process_time() - cpu_start - compile_s, 0.0)
     positions = int(valid.sum())
     nn_evals = float(stats.nn_evals)
-    wall_s = float(state["wall_s"]) + max(selfplay_s + train_s - compile_s, 0.0)
+    wall_s = float(state["wall_s"]) + max(elapsed - compile_s, 0.0)
     self.state = dict(
         iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
         opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
