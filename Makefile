@@ -36,7 +36,7 @@ comma := ,
 # The shipped Connect-4 agent: 3 hours of CPU (10800 s of self-play and
 # training, evaluations aside) from scratch; rerun to resume.
 train-connect4: $(STAMP)
-	$(PY) -m experiments.train --env connect4 --out runs/connect4_v3 --cpu-budget 15500
+	$(PY) -m experiments.train --env connect4 --out runs/connect4_v3 --cpu-budget 18000
 
 # --dist loadfile: a test file's tests run in one worker, so they share its
 # module fixtures and the programs jax compiled for them. --no-loadscope-reorder:

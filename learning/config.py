@@ -334,7 +334,7 @@ _DEFAULTS = {
     # docs/learning/diagnosis.md: Gumbel self-play with 32 simulations,
     # value targets half outcome and half search value, and games opening
     # with 0-8 random moves; self-play and updates overlapped on the two
-    # cores, and a cosine decay over the ~50k updates of a 3-hour run
+    # cores, and a cosine decay over 50k updates (a 3-hour run makes ~59k)
     # (`make train-connect4`).
     "connect4": dict(network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},
                      root_policy="gumbel", simulations=32, games=128, moves_per_iteration=14,
