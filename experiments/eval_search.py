@@ -67,7 +67,7 @@ def score(directory: str, name: str, positions: int, fresh: int, simulations: in
   values = [errors[f"c4_error_{s}"] for s in SETS]
   row.update({f"search_{s}": v for s, v in zip(SETS, values)})
   row["search_mean"] = sum(values) / len(values)
-  for band in fresh_check.BANDS:
+  for band in fresh_check.BANDS if fresh else ():
     labelled = fresh_check.labelled_positions(band, fresh, 2026)
     moves = agents.act_in_chunks(agent, rng, fresh_check._states(labelled), chunk_size=100)  # pylint: disable=protected-access
     row[f"fresh_{band}"] = sum(p.preserves(int(m)) for p, m in zip(labelled, moves)) / fresh
@@ -80,7 +80,8 @@ def main(argv=None):
   parser.add_argument("run", help="a run directory (config.json and agent.msgpack)")
   parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
   parser.add_argument("--positions", type=int, default=400, help="positions per Pons set")
-  parser.add_argument("--fresh", type=int, default=300, help="fresh positions per band")
+  parser.add_argument("--fresh", type=int, default=300,
+                      help="fresh positions per band (0: Pons' sets only)")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--out", default="docs/learning")
   args = parser.parse_args(argv)
@@ -103,7 +104,8 @@ def main(argv=None):
     loop.write_metrics(path, rows)
     print(f"{name:14s} Pons: " + " / ".join(f"{100 * row[f'search_{s}']:.1f}" for s in SETS)
           + f"  mean {100 * row['search_mean']:.2f}%   fresh: "
-          + ", ".join(f"{band} {100 * row[f'fresh_{band}']:.1f}%" for band in fresh_check.BANDS),
+          + ", ".join(f"{band} {100 * row[f'fresh_{band}']:.1f}%" for band in fresh_check.BANDS
+                      if f"fresh_{band}" in row),
           flush=True)
   return 0
 
