@@ -139,18 +139,23 @@ class ResidualBlock(nn.Module):
 class PolicyValueHead(nn.Module):
   """AlphaZero's two heads on a trunk's features.
 
-  Policy: 1x1 conv (2 filters), BN, relu, flatten, Dense A.
-  Value: 1x1 conv (1 filter), BN, relu, flatten, Dense `value_hidden`,
-  relu, Dense 1, tanh.
+  Policy: 1x1 conv (`policy_channels` filters, 2 in AlphaZero), BN, relu,
+  flatten, Dense A.
+  Value: 1x1 conv (`value_channels` filters, 1 in AlphaZero), BN, relu,
+  flatten, Dense `value_hidden`, relu, Dense 1, tanh.
 
   Attributes:
     num_actions: A.
     value_hidden: units of the value head's hidden layer.
     batch_norm: False: biased convolutions, no BatchNorm.
+    value_channels: filters of the value head's 1x1 convolution.
+    policy_channels: filters of the policy head's 1x1 convolution.
   """
   num_actions: int
   value_hidden: int = 64
   batch_norm: bool = True
+  value_channels: int = 1
+  policy_channels: int = 2
 
   @nn.compact
   def __call__(self, x: chex.Array, train: bool) -> tuple[chex.Array, chex.Array]:
@@ -164,9 +169,11 @@ class PolicyValueHead(nn.Module):
       (logits f32[B, A], value f32[B] in [-1, 1]).
     """
     batch = x.shape[0]
-    policy = nn.relu(_conv_norm(x, 2, 1, train, "policy_conv", "policy_bn", self.batch_norm))
+    policy = nn.relu(_conv_norm(x, self.policy_channels, 1, train, "policy_conv", "policy_bn",
+                                self.batch_norm))
     logits = nn.Dense(self.num_actions, name="policy")(jnp.reshape(policy, (batch, -1)))
-    value = nn.relu(_conv_norm(x, 1, 1, train, "value_conv", "value_bn", self.batch_norm))
+    value = nn.relu(_conv_norm(x, self.value_channels, 1, train, "value_conv", "value_bn",
+                               self.batch_norm))
     value = jnp.reshape(value, (batch, -1))
     value = nn.relu(nn.Dense(self.value_hidden, name="value_hidden")(value))
     value = jnp.tanh(nn.Dense(1, name="value")(value))[:, 0]
@@ -199,12 +206,16 @@ class ResNet(nn.Module):
     value_hidden: units of the value head's hidden layer.
     batch_norm: False: biased convolutions, no BatchNorm (variables
       {'params'} only).
+    value_channels, policy_channels: filters of the heads' 1x1
+      convolutions (AlphaZero: 1 and 2).
   """
   num_actions: int
   num_blocks: int = 6
   channels: int = 64
   value_hidden: int = 64
   batch_norm: bool = True
+  value_channels: int = 1
+  policy_channels: int = 2
 
   @nn.compact
   def __call__(self, observation: chex.Array,
@@ -224,7 +235,7 @@ class ResNet(nn.Module):
     x = _stem(observation, self.channels, train, type(self).__name__, self.batch_norm)
     x = _blocks(x, 0, self.num_blocks, self.channels, None, train, self.batch_norm)
     return PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
-                           name="head")(x, train)
+                           self.value_channels, self.policy_channels, name="head")(x, train)
 
 
 class SEResNet(nn.Module):
@@ -237,6 +248,8 @@ class SEResNet(nn.Module):
     value_hidden: units of the value head's hidden layer.
     se_ratio: the SE squeeze layer has channels // se_ratio units.
     batch_norm: False: biased convolutions, no BatchNorm.
+    value_channels, policy_channels: filters of the heads' 1x1
+      convolutions (AlphaZero: 1 and 2).
   """
   num_actions: int
   num_blocks: int = 6
@@ -244,6 +257,8 @@ class SEResNet(nn.Module):
   value_hidden: int = 64
   se_ratio: int = 4
   batch_norm: bool = True
+  value_channels: int = 1
+  policy_channels: int = 2
 
   @nn.compact
   def __call__(self, observation: chex.Array,
@@ -263,7 +278,7 @@ class SEResNet(nn.Module):
     x = _stem(observation, self.channels, train, type(self).__name__, self.batch_norm)
     x = _blocks(x, 0, self.num_blocks, self.channels, self.se_ratio, train, self.batch_norm)
     return PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
-                           name="head")(x, train)
+                           self.value_channels, self.policy_channels, name="head")(x, train)
 
 
 class DualHeadResNet(nn.Module):
