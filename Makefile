@@ -33,8 +33,9 @@ train: $(STAMP)
 
 comma := ,
 
-# The shipped Connect-4 agent: 3 hours of CPU (10800 s of self-play and
-# training, evaluations aside) from scratch; rerun to resume.
+# The Connect-4 recipe from scratch: 18000 CPU s of overlapped self-play and
+# training (about 3 hours of the idle 2-core machine, evaluations aside);
+# rerun to resume.
 train-connect4: $(STAMP)
 	$(PY) -m experiments.train --env connect4 --out runs/connect4_v3 --cpu-budget 18000
 

@@ -33,7 +33,6 @@ from experiments import train  # pylint: disable=g-import-not-at-top,wrong-impor
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 BASELINE = "rollout"
@@ -93,8 +92,7 @@ def main(argv=None):
   args = parser.parse_args(argv)
 
   env, eval_fn, params = train.load_agent(args.run)
-  config = config_lib.TrainConfig.from_json(
-      config_lib.load_json(os.path.join(args.run, train.CONFIG)))
+  config = checkpoint.load_config(args.run)
   search_config = config.search_config(args.simulations, noise=False)
   available = snapshots(args.run)
   if args.iterations:

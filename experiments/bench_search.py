@@ -56,7 +56,6 @@ import argparse
 import dataclasses
 import functools
 import math
-import os
 import statistics
 import sys
 import time
@@ -580,9 +579,7 @@ def load_agent(directory: str):
   """(network description, eval_fn, params) of the trained Connect-4 agent in
   `directory` (`learning.checkpoint.load_agent`)."""
   from learning import checkpoint   # imports orbax: only with --agent
-  from learning import config as config_lib
-  config = config_lib.TrainConfig.from_json(
-      config_lib.load_json(os.path.join(directory, checkpoint.CONFIG)))
+  config = checkpoint.load_config(directory)
   if config.env != "connect4":
     raise ValueError(f"{directory} holds a {config.env!r} agent; this benchmark is Connect-4")
   _, eval_fn, params = checkpoint.load_agent(directory)

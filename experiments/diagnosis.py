@@ -245,9 +245,7 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
     if not evals:
       continue
     iteration = int(evals[-1]["iteration"])
-    config = config_lib.replace(
-        config_lib.TrainConfig.from_json(config_lib.load_json(os.path.join(directory, "config.json"))),
-        eval_positions=positions)
+    config = config_lib.replace(checkpoint.load_config(directory), eval_positions=positions)
     env, network, eval_fn = checkpoint.build_network(config)
     variables = checkpoint.read_variables(
         evaluation.snapshot_path(directory, iteration),
@@ -274,8 +272,7 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   mean, the six `value_c4_sign_error_<set>` and their mean) and returns the
   rows.
   """
-  config = config_lib.TrainConfig.from_json(
-      config_lib.load_json(os.path.join(directory, "config.json")))
+  config = checkpoint.load_config(directory)
   env, network, eval_fn = checkpoint.build_network(config)
   template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
   snapshots = sorted(int(name.split("_")[1].split(".")[0])

@@ -24,7 +24,6 @@ import jax
 from experiments import fresh_check
 from learning import agents
 from learning import checkpoint
-from learning import config as config_lib
 from learning import ground_truth
 from learning import loop
 
@@ -53,24 +52,22 @@ def variant_config(base, name: str):
   return dataclasses.replace(base, **VARIANTS[name])
 
 
-def score(directory: str, name: str, positions: int, fresh: int, simulations: int) -> dict:
-  """Pons error rates and fresh-position keep rates of one variant."""
-  config = config_lib.TrainConfig.from_json(
-      config_lib.load_json(os.path.join(directory, checkpoint.CONFIG)))
-  env, eval_fn, params = checkpoint.load_agent(directory)
-  search = variant_config(config.search_config(simulations, noise=False), name)
-  agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=params, config=search, name=name)
+def score(directory: str, base: agents.SearchAgent, name: str, positions: int,
+          fresh: int) -> dict:
+  """Pons error rates and fresh-position keep rates of variant `name` of the
+  run's evaluation search (`base`: the run's network and search)."""
+  agent = dataclasses.replace(base, config=variant_config(base.config, name), name=name)
   rng = jax.random.PRNGKey(0)
   errors = ground_truth.connect4_error_rates(agent, rng, positions_per_set=positions)
-  row = dict(run=os.path.normpath(directory), variant=name, simulations=simulations,
-             positions=positions)
+  row = dict(run=os.path.normpath(directory), variant=name,
+             simulations=base.config.num_simulations, positions=positions)
   values = [errors[f"c4_error_{s}"] for s in SETS]
   row.update({f"search_{s}": v for s, v in zip(SETS, values)})
   row["search_mean"] = sum(values) / len(values)
   for band in fresh_check.BANDS if fresh else ():
     labelled = fresh_check.labelled_positions(band, fresh, 2026)
-    moves = agents.act_in_chunks(agent, rng, fresh_check._states(labelled), chunk_size=100)  # pylint: disable=protected-access
-    row[f"fresh_{band}"] = sum(p.preserves(int(m)) for p, m in zip(labelled, moves)) / fresh
+    kept = fresh_check.kept_count(agent, labelled, fresh_check.position_states(labelled), rng)
+    row[f"fresh_{band}"] = kept / fresh
   return row
 
 
@@ -94,11 +91,15 @@ def main(argv=None):
     with open(path, newline="") as f:
       rows = list(csv.DictReader(f))
   done = {(r["run"], r["variant"], int(r["simulations"]), int(r["positions"])) for r in rows}
+  env, eval_fn, params = checkpoint.load_agent(args.run)
+  base = agents.SearchAgent(
+      env=env, eval_fn=eval_fn, params=params, name="base",
+      config=checkpoint.load_config(args.run).search_config(args.simulations, noise=False))
   for name in args.variants:
     key = (os.path.normpath(args.run), name, args.simulations, args.positions)
     if key in done:
       continue
-    row = score(args.run, name, args.positions, args.fresh, args.simulations)
+    row = score(args.run, base, name, args.positions, args.fresh)
     rows.append(row)
     os.makedirs(args.out, exist_ok=True)
     loop.write_metrics(path, rows)

@@ -51,7 +51,14 @@ def labelled_positions(band: str, count: int, seed: int) -> list[pons.Position]:
   return positions
 
 
-def _states(positions):
+def kept_count(agent, positions: list[pons.Position], states, rng: jax.Array) -> int:
+  """How many of `positions` (their `states`, stacked) keep their exact
+  outcome under the agent's move."""
+  moves = agents.act_in_chunks(agent, rng, states, chunk_size=100)
+  return sum(p.preserves(int(m)) for p, m in zip(positions, moves))
+
+
+def position_states(positions):
   return jax.tree.map(lambda *xs: np.stack(xs),
                       *[jax.tree.map(np.asarray, connect4.from_moves(p.moves)) for p in positions])
 
@@ -81,10 +88,9 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
   players = contestants(agent_dirs, simulations, reference_simulations)
   for band in BANDS:
     positions = labelled_positions(band, count, seed)
-    states = _states(positions)
+    states = position_states(positions)
     for name, agent in players:
-      moves = agents.act_in_chunks(agent, jax.random.PRNGKey(seed), states, chunk_size=100)
-      kept = sum(p.preserves(int(m)) for p, m in zip(positions, moves))
+      kept = kept_count(agent, positions, states, jax.random.PRNGKey(seed))
       low, high = accuracy.wilson(kept, len(positions))
       rows.append(dict(band=band, stones=f"{BANDS[band][0]}-{BANDS[band][1]}", agent=name,
                        positions=len(positions), keeps_outcome=round(kept / len(positions), 4),

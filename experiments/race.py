@@ -102,10 +102,7 @@ def final_rows(ours: str, peer: str, out: str, positions: int,
     if agent in done or agent not in agents_to_run:
       continue
     last = curve_rows(directory, agent)[-1]
-    config = config_lib.replace(
-        config_lib.TrainConfig.from_json(
-            config_lib.load_json(os.path.join(directory, checkpoint.CONFIG))),
-        eval_positions=positions)
+    config = config_lib.replace(checkpoint.load_config(directory), eval_positions=positions)
     env, eval_fn, params = checkpoint.load_agent(directory)
     row = dict(agent=agent, wall_s=last["wall_s"], cpu_s=last["cpu_s"],
                iteration=last["iteration"], positions=positions)

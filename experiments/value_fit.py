@@ -30,7 +30,6 @@ import networks
 from envs import connect4
 from envs import connect4_solver
 from learning import checkpoint
-from learning import config as config_lib
 from learning import loop
 from learning import selfplay
 from learning import trainer
@@ -84,8 +83,7 @@ def main(argv=None):
                       help="self-play calls for the held-out set")
   parser.add_argument("--csv", default=None, help="rows to this CSV")
   args = parser.parse_args(argv)
-  config = config_lib.TrainConfig.from_json(
-      config_lib.load_json(os.path.join(args.run, "config.json")))
+  config = checkpoint.load_config(args.run)
   run = loop.Run(args.run, config)
   try:
     buffer, env = run.state["buffer"], run.env

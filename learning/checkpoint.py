@@ -321,6 +321,18 @@ def init_variables(network, env, rng):
   return networks.init(network, rng, observation)
 
 
+def load_config(directory: str) -> config_lib.TrainConfig:
+  """The TrainConfig saved with a run (or shipped agent).
+
+  Args:
+    directory: holds `config.json`.
+
+  Returns:
+    The run's TrainConfig.
+  """
+  return config_lib.TrainConfig.from_json(config_lib.load_json(os.path.join(directory, CONFIG)))
+
+
 def load_agent(directory: str):
   """The trained agent of the run (or shipped agent) in `directory`.
 
@@ -340,7 +352,7 @@ def load_agent(directory: str):
   for path in (config_path, agent_path):
     if not os.path.exists(path):
       raise FileNotFoundError(f"{path} not found: {directory} holds no trained agent")
-  config = config_lib.TrainConfig.from_json(config_lib.load_json(config_path))
+  config = load_config(directory)
   env, network, eval_fn = build_network(config)
   params = read_variables(
       agent_path, init_variables(network, env, jax.random.PRNGKey(0)))
