@@ -9,7 +9,7 @@ evaluations and at equal time, memory, move accuracy and an ablation.
   python -m experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
   python -m experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
   python -m experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
-  common flags: --network shipped|weak --budgets 32 64 128 256 --openings 128
+  common flags: --network shipped|v2|v1|weak --budgets 32 64 128 256 --openings 128
                 --nim-envs nim nim-piles:3,5,7,9 --nim-plies 2
                 --out results/mcgs_vs_mcts --docs docs/mcgs_vs_mcts
 
@@ -29,9 +29,10 @@ Every agent plays deterministically (most visited move, no root noise).
 * Connect-4 openings: positions of Pons' set L1_R3 whose exact score is
   within +-`--max-score` (drawn, or won only with one of the last stones),
   each played twice with colours swapped. Networks: `shipped` is
-  networks/pretrained/connect4 (iteration 1005 of runs/connect4), `v1` the
-  agent shipped before it (iteration 440 of runs/connect4_v1), `weak` that
-  run's snapshot at iteration 10.
+  networks/pretrained/connect4 (iteration 1788 of runs/connect4_v3), `v2`
+  the agent shipped before it (iteration 1005 of runs/connect4), `v1` the
+  one before that (iteration 440 of runs/connect4_v1), `weak` that run's
+  snapshot at iteration 10.
 * Nim: a deliberately imperfect evaluator (`NoisyNimEval`): the exact value
   (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
   in [-noise, noise], and pseudo-random prior logits; about (1 - 0.5/noise)/2
@@ -92,6 +93,7 @@ MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
 SHIPPED = "networks/pretrained/connect4"
 RUN = "runs/connect4_v1"
+RUN_V2 = "runs/connect4"
 WEAK_ITERATION = 10
 SIMULATIONS_PER_EVAL = 4
 NIM_SIMULATIONS_PER_EVAL = 16
@@ -156,13 +158,15 @@ class Setting:
 
 def load_network(name: str):
   """(env, eval_fn, params) of a Connect-4 network: `shipped`
-  (networks/pretrained/connect4), `v1` (the agent shipped before it, the
-  end of runs/connect4_v1) or `weak` (that run's snapshot at
-  WEAK_ITERATION)."""
+  (networks/pretrained/connect4), `v2` (the agent shipped before it, the
+  end of runs/connect4), `v1` (the one before that, the end of
+  runs/connect4_v1) or `weak` (that run's snapshot at WEAK_ITERATION)."""
   if name == "shipped":
     return train.load_agent(SHIPPED)
+  if name == "v2":
+    return train.load_agent(RUN_V2)
   if name not in ("v1", "weak"):
-    raise ValueError(f"network must be 'shipped', 'v1' or 'weak', got {name!r}")
+    raise ValueError(f"network must be 'shipped', 'v2', 'v1' or 'weak', got {name!r}")
   env, eval_fn, params = train.load_agent(RUN)
   if name == "weak":
     params = checkpoint.read_variables(evaluation.snapshot_path(RUN, WEAK_ITERATION), params)
@@ -674,7 +678,7 @@ def parse_args(argv=None):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
                                                         "ablation", "nim", "plots"))
-  parser.add_argument("--network", default="shipped", choices=("shipped", "v1", "weak"))
+  parser.add_argument("--network", default="shipped", choices=("shipped", "v2", "v1", "weak"))
   parser.add_argument("--game", default="connect4", choices=("connect4", "nim"),
                       help="--part time: Connect-4 (--network) or the Nim settings "
                            "(--nim-envs, --noise, --nim-plies)")

@@ -79,6 +79,8 @@ def main(argv=None):
                       metavar=("NAME", "JSON"), help="the network to train (networks.make)")
   parser.add_argument("--updates", type=int, default=3000)
   parser.add_argument("--learning-rate", type=float, default=1e-3)
+  parser.add_argument("--weight-decay", type=float, default=None,
+                      help="AdamW's decoupled decay (default: the run's)")
   parser.add_argument("--held-out-calls", type=int, default=4,
                       help="self-play calls for the held-out set")
   parser.add_argument("--csv", default=None, help="rows to this CSV")
@@ -100,7 +102,8 @@ def main(argv=None):
   network = networks.make(name, env, **kwargs)
   apply = jax.jit(lambda v, o: network.apply(v, o))
   variables = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
-  optimizer = losses.make_optimizer(args.learning_rate, config.weight_decay, kind="adam")
+  weight_decay = config.weight_decay if args.weight_decay is None else args.weight_decay
+  optimizer = losses.make_optimizer(args.learning_rate, weight_decay, kind="adam")
   opt_state = optimizer.init(variables["params"])
   rows, start, done = [], time.process_time(), 0
   for block in range(6):
@@ -113,7 +116,8 @@ def main(argv=None):
     logits, value = apply(variables, jnp.asarray(hold.observation))
     value, log_probs = np.asarray(value), np.asarray(jax.nn.log_softmax(logits))
     read = np.where(value > 1 / 3, 1, np.where(value < -1 / 3, -1, 0))
-    row = dict(network=name, network_kwargs=json.dumps(kwargs), updates=done,
+    row = dict(network=name, network_kwargs=json.dumps(kwargs), weight_decay=weight_decay,
+               updates=done,
                cpu_s=time.process_time() - start, train_value=float(metrics["value"]),
                held_out_value_mse=float(np.mean((value - hold.value) ** 2)),
                held_out_late_value_mse=float(np.mean((value[late] - hold.value[late]) ** 2)),
