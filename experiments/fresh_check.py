@@ -59,6 +59,7 @@ def kept_count(agent, positions: list[pons.Position], states, rng: jax.Array) ->
 
 
 def position_states(positions):
+  """The Connect-4 states of `positions`, stacked along a leading batch axis."""
   return jax.tree.map(lambda *xs: np.stack(xs),
                       *[jax.tree.map(np.asarray, connect4.from_moves(p.moves)) for p in positions])
 

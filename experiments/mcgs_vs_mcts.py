@@ -91,10 +91,11 @@ from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-imp
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
-SHIPPED = "networks/pretrained/connect4"
 RUN = "runs/connect4_v1"
-RUN_V2 = "runs/connect4"
 WEAK_ITERATION = 10
+# --network name -> the directory of its agent (`weak`: a snapshot of RUN).
+NETWORKS = {"shipped": "networks/pretrained/connect4", "v2": "runs/connect4", "v1": RUN,
+            "weak": RUN}
 SIMULATIONS_PER_EVAL = 4
 NIM_SIMULATIONS_PER_EVAL = 16
 # The paper's switches at its settings (docs/search_options.md, "The paper's build").
@@ -161,13 +162,9 @@ def load_network(name: str):
   (networks/pretrained/connect4), `v2` (the agent shipped before it, the
   end of runs/connect4), `v1` (the one before that, the end of
   runs/connect4_v1) or `weak` (that run's snapshot at WEAK_ITERATION)."""
-  if name == "shipped":
-    return train.load_agent(SHIPPED)
-  if name == "v2":
-    return train.load_agent(RUN_V2)
-  if name not in ("v1", "weak"):
-    raise ValueError(f"network must be 'shipped', 'v2', 'v1' or 'weak', got {name!r}")
-  env, eval_fn, params = train.load_agent(RUN)
+  if name not in NETWORKS:
+    raise ValueError(f"network must be one of {sorted(NETWORKS)}, got {name!r}")
+  env, eval_fn, params = train.load_agent(NETWORKS[name])
   if name == "weak":
     params = checkpoint.read_variables(evaluation.snapshot_path(RUN, WEAK_ITERATION), params)
   return env, eval_fn, params
@@ -678,7 +675,7 @@ def parse_args(argv=None):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
                                                         "ablation", "nim", "plots"))
-  parser.add_argument("--network", default="shipped", choices=("shipped", "v2", "v1", "weak"))
+  parser.add_argument("--network", default="shipped", choices=tuple(NETWORKS))
   parser.add_argument("--game", default="connect4", choices=("connect4", "nim"),
                       help="--part time: Connect-4 (--network) or the Nim settings "
                            "(--nim-envs, --noise, --nim-plies)")

@@ -160,3 +160,17 @@ def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting, tmp_pat
   timing = mvm.read_csv(os.path.join(str(tmp_path), "timing.csv"))
   assert not mvm.equal_time(nim_setting, ["mcgs", "tree"], [4], out=str(tmp_path))
   assert mvm.read_csv(os.path.join(str(tmp_path), "timing.csv")) == timing
+
+
+def test_load_network_names_distinct_committed_agents():
+  leaves = {}
+  for name in mvm.NETWORKS:
+    env, _, params = mvm.load_network(name)
+    assert env.id == "connect4"
+    leaves[name] = np.concatenate([np.ravel(x) for x in jax.tree.leaves(params)])
+  names = list(leaves)
+  for i, a in enumerate(names):
+    for b in names[i + 1:]:
+      assert not np.array_equal(leaves[a], leaves[b]), (a, b)
+  with pytest.raises(ValueError, match="network must be one of"):
+    mvm.load_network("v0")
