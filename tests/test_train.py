@@ -220,7 +220,8 @@ def test_sigkill_resume(tmp_path):
 
 def test_evaluation_columns_and_plots(tmp_path):
   """Evaluation every iteration: exact figures of policy and search, a
-  snapshot, arena scores and an Elo ladder with the baseline at 0."""
+  snapshot, arena scores and an Elo ladder with the baseline at 0; the
+  snapshots scored with and without the solver (experiments.solver_check)."""
   config = _config(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
                    baseline_simulations=4)
   _, rows = _run(tmp_path, config, 2)
@@ -237,6 +238,21 @@ def test_evaluation_columns_and_plots(tmp_path):
   assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png",
                                                    "arena_elo.png"]
   assert all(os.path.getsize(p) > 1000 for p in written)
+  # experiments.solver_check: each snapshot with and without the evaluation
+  # solver; its row for the run's own setting is the run's recorded figure.
+  from experiments import solver_check
+  checked = solver_check.check(str(tmp_path), last=1, seed=0)
+  assert [(r["snapshot"], r["solver"]) for r in checked] == [
+      ("iteration_000002.msgpack", True), ("iteration_000002.msgpack", False),
+      ("agent.msgpack", True), ("agent.msgpack", False)]
+  for row in checked:
+    assert row["positions"] == 4520
+    assert row["missed"] == round((1 - row["keeps_value"]) * 4520)
+  # The last snapshot and the agent are the same network.
+  assert checked[0]["keeps_value"] == checked[2]["keeps_value"]
+  assert checked[1]["keeps_value"] == checked[3]["keeps_value"]
+  own = checked[0] if config.eval_solver else checked[1]
+  assert own["keeps_value"] == pytest.approx(second["search_keeps_value"])
 
 
 def test_tensorboard_events(tmp_path):
