@@ -19,7 +19,6 @@ skipped when the command runs again. Writes `DIR/arena/elo.csv` and
 import argparse
 import csv
 import os
-import re
 import sys
 
 import jax
@@ -38,15 +37,6 @@ from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-imp
 BASELINE = "rollout"
 SOLVER = "solver"
 FIELDS = ("a", "b", "game", "score")
-
-
-def snapshots(directory: str) -> list[int]:
-  """Iterations with a snapshot, ascending."""
-  folder = os.path.join(directory, "snapshots")
-  if not os.path.isdir(folder):
-    return []
-  found = [re.fullmatch(r"iteration_(\d+)\.msgpack", name) for name in os.listdir(folder)]
-  return sorted(int(m.group(1)) for m in found if m)
 
 
 def spaced(items: list[int], count: int) -> list[int]:
@@ -94,7 +84,7 @@ def main(argv=None):
   env, eval_fn, params = train.load_agent(args.run)
   config = checkpoint.load_config(args.run)
   search_config = config.search_config(args.simulations, noise=False)
-  available = snapshots(args.run)
+  available = evaluation.snapshot_iterations(args.run)
   if args.iterations:
     missing = sorted(set(args.iterations) - set(available))
     if missing:

@@ -275,10 +275,8 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   config = checkpoint.load_config(directory)
   env, network, eval_fn = checkpoint.build_network(config)
   template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
-  snapshots = sorted(int(name.split("_")[1].split(".")[0])
-                     for name in os.listdir(os.path.join(directory, "snapshots")))
   rows = []
-  for iteration in snapshots:
+  for iteration in evaluation.snapshot_iterations(directory):
     variables = checkpoint.read_variables(evaluation.snapshot_path(directory, iteration), template)
     figures = ground_truth.connect4_value_errors(eval_fn, variables, jax.random.PRNGKey(0),
                                                  positions_per_set=positions)

@@ -6,40 +6,39 @@
 Training evaluates its search with the terminal solver when `eval_solver`
 is set (tic-tac-toe's default), so a network whose values are slightly off
 can still score perfectly. This check scores each of the last `--last`
-snapshots of a run (and its final `agent.msgpack`) with the run's
-evaluation search (`eval_simulations`, no noise) twice, with the solver and
-without, on every position of the small game's ground truth
-(`learning.ground_truth`), and prints how many positions each misses.
+snapshots of a run (and its final `agent.msgpack`) with the run's own
+evaluation (`evaluation.ground_truth_figures`: `eval_simulations`, no
+noise) twice, with the solver and without, on every position of the small
+game's ground truth (`learning.ground_truth`), and prints how many
+positions each misses.
 """
 
 import argparse
 import csv
 import dataclasses
-import glob
 import os
 import sys
 
 import jax
 
 from envs import exhaustive
-from learning import agents
 from learning import checkpoint
-from learning import ground_truth
+from learning import evaluation
 
 
 def snapshot_paths(run: str, last: int) -> list[str]:
   """The last `last` snapshots of `run` in iteration order, then its agent."""
-  snapshots = sorted(glob.glob(os.path.join(run, "snapshots", "*.msgpack")))
-  return snapshots[-last:] + [os.path.join(run, checkpoint.AGENT)]
+  iterations = evaluation.snapshot_iterations(run)[-last:]
+  return ([evaluation.snapshot_path(run, iteration) for iteration in iterations]
+          + [os.path.join(run, checkpoint.AGENT)])
 
 
-def check(run: str, last: int, max_positions: int | None = None, seed: int = 1) -> list[dict]:
+def check(run: str, last: int, seed: int = 1) -> list[dict]:
   """Rows {snapshot, solver, positions, keeps_value, missed} for each snapshot both ways.
 
   Args:
     run: a run directory of a small game (config.json, snapshots/, agent.msgpack).
     last: how many of the newest snapshots.
-    max_positions: a random subset of the ground truth (None: all of it).
     seed: the evaluation's PRNG seed.
 
   Returns:
@@ -49,21 +48,17 @@ def check(run: str, last: int, max_positions: int | None = None, seed: int = 1) 
   env, network, eval_fn = checkpoint.build_network(config)
   template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
   positions = len(exhaustive.game_table(env))
-  if max_positions is not None:
-    positions = min(positions, max_positions)
   rows = []
   for path in snapshot_paths(run, last):
     variables = checkpoint.read_variables(path, template)
     for solver in (True, False):
-      search = dataclasses.replace(config, eval_solver=solver).search_config(
-          config.eval_simulations, noise=False)
-      agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables, config=search,
-                                 name="search")
-      figures = ground_truth.evaluate(env, agent, jax.random.PRNGKey(seed),
-                                      max_positions=max_positions)
+      # The training's own evaluation (`evaluation.ground_truth_figures`), solver set either way.
+      figures = evaluation.ground_truth_figures(
+          env, eval_fn, variables, jax.random.PRNGKey(seed),
+          dataclasses.replace(config, eval_solver=solver))
+      keeps_value = figures["search_keeps_value"]
       rows.append(dict(snapshot=os.path.basename(path), solver=solver, positions=positions,
-                       keeps_value=figures["keeps_value"],
-                       missed=round((1.0 - figures["keeps_value"]) * positions)))
+                       keeps_value=keeps_value, missed=round((1.0 - keeps_value) * positions)))
   return rows
 
 
@@ -72,11 +67,9 @@ def main(argv=None):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("run", help="a run directory of tic-tac-toe, Nim or HSR")
   parser.add_argument("--last", type=int, default=10, help="the newest this many snapshots")
-  parser.add_argument("--max-positions", type=int, default=None,
-                      help="a random subset of the positions (default: all)")
   parser.add_argument("--csv", default=None, help="rows to this CSV")
   args = parser.parse_args(argv)
-  rows = check(args.run, args.last, args.max_positions)
+  rows = check(args.run, args.last)
   for row in rows:
     print(f"{row['snapshot']:28s} solver={str(row['solver']):5s} keeps the value in "
           f"{row['positions'] - row['missed']}/{row['positions']}", flush=True)

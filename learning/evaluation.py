@@ -19,6 +19,7 @@ Every `eval_every` iterations the training loop (`learning.loop`) calls
 """
 
 import os
+import re
 from typing import Any
 
 import jax
@@ -44,6 +45,15 @@ def snapshot_path(directory: str, iteration: int) -> str:
     DIR/snapshots/iteration_NNNNNN.msgpack.
   """
   return os.path.join(directory, "snapshots", f"iteration_{iteration:06d}.msgpack")
+
+
+def snapshot_iterations(directory: str) -> list[int]:
+  """The iterations that have a snapshot in `directory`, ascending ([] without any)."""
+  folder = os.path.join(directory, "snapshots")
+  if not os.path.isdir(folder):
+    return []
+  found = [re.fullmatch(r"iteration_(\d+)\.msgpack", name) for name in os.listdir(folder)]
+  return sorted(int(m.group(1)) for m in found if m)
 
 
 def save_snapshot(directory: str, iteration: int, variables: Any) -> str:
