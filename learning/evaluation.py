@@ -48,7 +48,15 @@ def snapshot_path(directory: str, iteration: int) -> str:
 
 
 def snapshot_iterations(directory: str) -> list[int]:
-  """The iterations that have a snapshot in `directory`, ascending ([] without any)."""
+  """The iterations that have a snapshot in `directory`.
+
+  Args:
+    directory: the run directory.
+
+  Returns:
+    The iterations of DIR/snapshots/iteration_NNNNNN.msgpack, ascending ([]
+    without any).
+  """
   folder = os.path.join(directory, "snapshots")
   if not os.path.isdir(folder):
     return []
