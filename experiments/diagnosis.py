@@ -133,7 +133,13 @@ def run(names, budget: float, root: str) -> None:
     command = [sys.executable, "-m", "experiments.train", "--out", directory,
                "--config", config_path, "--iterations", "1000000",
                "--cpu-budget", str(budget)]
-    subprocess.run(command, check=True)
+    # The training prints its own closing line (stopped, or the error); a
+    # stop leaves the run resumable, and the variants after it are not started.
+    returncode = subprocess.run(command, check=False).returncode
+    if returncode != 0:
+      raise SystemExit(f"{name}: the training exited with code {returncode}; rerun "
+                       f"`python -m experiments.diagnosis run {name} --budget {budget:g}` "
+                       "to resume")
 
 
 def _float(value):

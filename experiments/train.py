@@ -22,8 +22,11 @@ arena), plots/ and, with --tensorboard, tb/.
 import argparse
 import csv
 import json
+import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
 
 import jax
@@ -88,7 +91,8 @@ def main(argv=None):
                       help="show the full traceback of an error instead of one line")
   args = parser.parse_args(argv)
   try:
-    train(args)
+    with _terminate_as_interrupt():
+      train(args)
   except KeyboardInterrupt:
     print(f"\nstopped at iteration {_last_iteration(args.out)}; run the same command to "
           "resume", file=sys.stderr)
@@ -99,6 +103,29 @@ def main(argv=None):
       raise
     print(f"error: {message}\n(--debug shows the full traceback)", file=sys.stderr)
     raise SystemExit(1) from None
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+  """SIGTERM stops the run as Ctrl-C does: after its last finished iteration.
+
+  A run started in the background (`nohup ... &`) ignores SIGINT, so `kill`
+  (SIGTERM) is how it is stopped; without this it would die mid-iteration
+  (still resumable, but without the closing line).
+  """
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def interrupt(signum, frame):
+    del signum, frame
+    raise KeyboardInterrupt
+
+  previous = signal.signal(signal.SIGTERM, interrupt)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGTERM, previous)
 
 
 def one_line_error(error: Exception) -> str | None:

@@ -315,15 +315,16 @@ def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
 
 
 def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
-  """Ctrl-C during an iteration: the last finished iteration is saved, one
-  line says how to resume, no traceback; the same command then resumes."""
+  """Ctrl-C, or SIGTERM (`kill`, as a background run is stopped), during an
+  iteration: the last finished iteration is saved, one line says how to
+  resume, no traceback; the same command then resumes."""
   step = train.Run.step
   calls = []
 
   def interrupted(self):
     calls.append(1)
     if len(calls) == 3:
-      raise KeyboardInterrupt
+      os.kill(os.getpid(), signal.SIGTERM)
     return step(self)
 
   monkeypatch.setattr(train.Run, "step", interrupted)
@@ -337,6 +338,8 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
   err = capsys.readouterr().err
   assert "stopped at iteration 2; run the same command to resume" in err
   assert "Traceback" not in err
+  # The handler is the caller's again once main returns.
+  assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
   monkeypatch.setattr(train.Run, "step", step)
   train.main(argv)
   assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
@@ -371,3 +374,25 @@ def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
   _run(tmp_path, config, 3)
   assert not stale.exists()
   assert _iterations(tmp_path) == [1, 2, 3]
+
+
+def test_diagnosis_run_stops_with_resume_line(tmp_path, monkeypatch):
+  """A variant's training that exits non-zero (stopped, or failed) ends
+  `diagnosis run` with the command that resumes it; the next variant is not
+  started."""
+  from experiments import diagnosis
+  started = []
+
+  def stopped_training(command, check):
+    del check
+    started.append(command[command.index("--out") + 1])
+    return subprocess.CompletedProcess(command, 130)
+
+  monkeypatch.setattr(diagnosis.subprocess, "run", stopped_training)
+  names = list(diagnosis.VARIANTS)[:2]
+  with pytest.raises(SystemExit) as exit_info:
+    diagnosis.run(names, 600.0, str(tmp_path))
+  assert started == [str(tmp_path / names[0])]
+  assert str(exit_info.value) == (
+      f"{names[0]}: the training exited with code 130; rerun "
+      f"`python -m experiments.diagnosis run {names[0]} --budget 600` to resume")
