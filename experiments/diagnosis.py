@@ -138,8 +138,8 @@ def run(names, budget: float, root: str) -> None:
     returncode = subprocess.run(command, check=False).returncode
     if returncode != 0:
       raise SystemExit(f"{name}: the training exited with code {returncode}; rerun "
-                       f"`python -m experiments.diagnosis run {name} --budget {budget:g}` "
-                       "to resume")
+                       f"`python -m experiments.diagnosis run {name} --budget {budget:g} "
+                       f"--root {root}` to resume")
 
 
 def _float(value):

@@ -20,9 +20,9 @@ arena), plots/ and, with --tensorboard, tb/.
 """
 
 import argparse
+import contextlib
 import csv
 import json
-import contextlib
 import os
 import signal
 import sys

@@ -395,4 +395,5 @@ def test_diagnosis_run_stops_with_resume_line(tmp_path, monkeypatch):
   assert started == [str(tmp_path / names[0])]
   assert str(exit_info.value) == (
       f"{names[0]}: the training exited with code 130; rerun "
-      f"`python -m experiments.diagnosis run {names[0]} --budget 600` to resume")
+      f"`python -m experiments.diagnosis run {names[0]} --budget 600 --root {tmp_path}` "
+      "to resume")
