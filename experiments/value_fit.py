@@ -62,7 +62,7 @@ def held_out(run: loop.Run, calls: int, seed: int):
   state = selfplay.init(jax.random.PRNGKey(seed), run.env, config.games, config.opening_plies)
   parts = []
   for call in range(calls):
-    state, examples, valid, _ = play(run.state["variables"], jax.random.PRNGKey(seed + 1 + call),
+    state, examples, valid, _ = play(run.playing_variables, jax.random.PRNGKey(seed + 1 + call),
                                      state, env=run.env, eval_fn=run.eval_fn,
                                      config=config.selfplay_config(),
                                      num_moves=config.moves_per_iteration)

@@ -70,6 +70,15 @@ class TrainConfig:
     decay_updates: with > 0 the learning rate follows a cosine from
       `learning_rate` down to a tenth of it over this many updates, then
       stays there; 0 keeps it constant.
+    ema_decay: with > 0, self-play, evaluation and the saved agent use an
+      exponential moving average of the trained network's variables,
+      updated once per iteration: ema <- d * ema + (1 - d) * variables with
+      d = min(ema_decay, (1 + k) / (10 + k)) after the k-th iteration (the
+      ramp keeps the first iterations from playing with the random
+      initial network for long). Training continues from the raw
+      variables. Averaging the weights, as KataGo does with its exported
+      networks, removes the optimizer's step noise without lowering the
+      learning rate. 0 (default): off.
     augment: random symmetry per sampled example (where the env has them).
     overlap: self-play and the optimizer steps of an iteration run at the
       same time, in two threads (two CPU cores, or one accelerator kept busy
@@ -135,6 +144,7 @@ class TrainConfig:
   weight_decay: float = 1e-4
   optimizer: str = "adam"
   loss: str = "alphazero"
+  ema_decay: float = 0.0
   augment: bool = True
   overlap: bool = False
   eval_every: int = 5
@@ -179,6 +189,8 @@ class TrainConfig:
                  "batch_size", "updates_per_iteration", "keep_checkpoints"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    if not 0 <= self.ema_decay < 1:
+      raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay}")
     if self.node_factor < 1:
       raise ValueError(f"node_factor must be >= 1, got {self.node_factor}")
     if self.search in TWO_SEARCHES:

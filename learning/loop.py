@@ -17,7 +17,7 @@ iteration, and the result equals an uninterrupted run. `experiments.train`
 is the command line around it.
 
 Outputs in DIR: config.json, metrics.csv, checkpoints/, agent.msgpack (the
-latest network, for `checkpoint.load_agent`), snapshots/ (the network at
+latest network, or its average with `ema_decay`, for `checkpoint.load_agent`), snapshots/ (the network at
 each evaluation, for the arena), plots/ and, with tensorboard, tb/.
 """
 
@@ -50,6 +50,26 @@ METRICS = "metrics.csv"
 _play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))
 _add = jax.jit(replay.add)
 _train = trainer.train   # a loop over jitted steps (see its docstring)
+
+
+@jax.jit
+def _average(average, variables, decay):
+  """decay * average + (1 - decay) * variables, leaf by leaf."""
+  return jax.tree.map(lambda a, v: (decay * a + (1 - decay) * v).astype(a.dtype),
+                      average, variables)
+
+
+def ema_decay_at(ema_decay: float, iteration: int) -> float:
+  """The averaging weight of the `iteration`-th update (`TrainConfig.ema_decay`).
+
+  Args:
+    ema_decay: the configured decay.
+    iteration: the iteration being averaged in (1, 2, ...).
+
+  Returns:
+    float: min(ema_decay, (1 + iteration) / (10 + iteration)).
+  """
+  return min(ema_decay, (1 + iteration) / (10 + iteration))
 
 @functools.lru_cache(maxsize=None)
 def _optimizer(learning_rate, weight_decay, kind, decay_updates=0):
@@ -180,12 +200,26 @@ class Run:
     variables = init_variables(self.network, self.env, net_rng)
     games = selfplay.init(games_rng, self.env, config.games, config.opening_plies)
     example = selfplay.example_like(self.env)
-    return dict(
+    state = dict(
         iteration=jnp.int32(0), rng=rng, variables=variables,
         opt_state=self.optimizer.init(variables["params"]),
         buffer=replay.init(example, config.replay_capacity), games=games,
         wall_s=jnp.float32(0.0), cpu_s=jnp.float32(0.0), positions=jnp.int32(0),
         nn_evals=jnp.float32(0.0))
+    if config.ema_decay > 0:
+      state["ema_variables"] = variables
+    return state
+
+  @staticmethod
+  def _playing(state: dict):
+    """The variables self-play, evaluation and the agent use (the average
+    with `ema_decay`, else the trained ones)."""
+    return state.get("ema_variables", state["variables"])
+
+  @property
+  def playing_variables(self):
+    """The network variables self-play plays with and the agent file holds."""
+    return self._playing(self.state)
 
   def _start(self):
     template = self.initial_state()
@@ -234,7 +268,10 @@ class Run:
     seconds = time.perf_counter() - start
     self.warm_start_row = dict(warm_start_s=seconds, warm_start_positions=count,
                                warm_start_loss=float(metrics["loss"]))
-    return dict(state, variables=variables, opt_state=opt_state, wall_s=jnp.float32(seconds))
+    state = dict(state, variables=variables, opt_state=opt_state, wall_s=jnp.float32(seconds))
+    if "ema_variables" in state:
+      state["ema_variables"] = variables
+    return state
 
   def _place(self, state):
     if self.mesh is None:
@@ -269,7 +306,8 @@ class Run:
 
     def play():
       begin = time.perf_counter()
-      games, examples, valid, stats = self._play(state["variables"], play_rng, state["games"])
+      games, examples, valid, stats = self._play(self._playing(state), play_rng,
+                                                        state["games"])
       buffer = self._add(state["buffer"], examples, valid)
       jax.block_until_ready(buffer)
       return games, buffer, valid, stats, time.perf_counter() - begin
@@ -319,6 +357,10 @@ class Run:
         opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
         cpu_s=jnp.float32(cpu_s), positions=state["positions"] + positions,
         nn_evals=state["nn_evals"] + nn_evals)
+    if "ema_variables" in state:
+      self.state["ema_variables"] = _average(
+          state["ema_variables"], variables,
+          jnp.float32(ema_decay_at(config.ema_decay, iteration)))
     row = dict(
         iteration=iteration, wall_s=wall_s, cpu_s=cpu_s, positions=positions,
         positions_total=int(self.state["positions"]), nn_evals=nn_evals,
@@ -355,7 +397,7 @@ class Run:
       updated.
     """
     row, self.arena_records = evaluation.evaluate_iteration(
-        self.config, self.env, self.eval_fn, jax.device_get(self.state["variables"]), rng,
+        self.config, self.env, self.eval_fn, jax.device_get(self.playing_variables), rng,
         iteration, directory=self.directory, rows=self.rows, arena_records=self.arena_records)
     return row
 
@@ -364,7 +406,7 @@ class Run:
         config=self.config.to_json(), rows=self.rows,
         arena=[list(r) for r in self.arena_records]))
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
-    checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.state["variables"])
+    checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.playing_variables)
     if "snapshot" in self.rows[-1]:
       plots.plot_run(self.directory)
     if self.tensorboard:

@@ -85,6 +85,40 @@ def test_overlapped_iterations_resume_and_train_one_iteration_behind(tmp_path):
   assert all(r["wall_s"] > 0 for r in rows)
 
 
+def test_weight_average_plays_is_saved_and_resumes(tmp_path):
+  """ema_decay: self-play and agent.msgpack use the average, which follows
+  its formula from the trained variables, and resuming keeps it exact."""
+  from learning import loop
+  config = _config(ema_decay=0.9)
+  straight, _ = _run(tmp_path / "straight", config, 3)
+  _run(tmp_path / "resumed", config, 2)
+  resumed, _ = _run(tmp_path / "resumed", config, 3)
+  _same_tree(straight["ema_variables"], resumed["ema_variables"])
+  _same_tree(straight["variables"], resumed["variables"])
+  saved = checkpoint_lib.read_variables(str(tmp_path / "straight" / train.AGENT),
+                                        straight["variables"])
+  _same_tree(straight["ema_variables"], saved)
+  # One more iteration by hand: the new average is d * old + (1 - d) * trained.
+  run = train.Run(str(tmp_path / "straight"), config)
+  try:
+    before = jax.device_get(run.state["ema_variables"])
+    run.step()
+    after = jax.device_get(run.state)
+  finally:
+    run.close()
+  decay = loop.ema_decay_at(0.9, 4)
+  assert decay == pytest.approx(5 / 14)
+  for old, trained, average in zip(jax.tree.leaves(before), jax.tree.leaves(after["variables"]),
+                                   jax.tree.leaves(after["ema_variables"]), strict=True):
+    np.testing.assert_allclose(average, decay * old + (1 - decay) * trained, rtol=1e-5,
+                               atol=1e-6)
+  assert any(not np.allclose(a, v) for a, v in zip(jax.tree.leaves(after["ema_variables"]),
+                                                   jax.tree.leaves(after["variables"])))
+  assert loop.ema_decay_at(0.9, 1000) == 0.9
+  with pytest.raises(ValueError, match="ema_decay"):
+    _config(ema_decay=1.0)
+
+
 def test_load_agent_searches(tmp_path):
   config = _config()
   _run(tmp_path, config, 2)
