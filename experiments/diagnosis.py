@@ -111,6 +111,16 @@ VARIANTS = {
     "combo_b_2x": ("combo_b + twice the updates per iteration (replay ratio x2)",
                    dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
                         opening_plies=8, updates_per_iteration=64)),
+    # combo_b with its value target, 0.5 outcome + 0.5 search value, replaced
+    # by the lambda-return of the search values (lambda 0.9: the outcome
+    # weighs 0.35 ten moves before the end).
+    "combo_b_td": ("combo_b with lambda-return value targets (TD(0.9)) instead of the mix",
+                   dict(root_policy="gumbel", simulations=32, outcome_weight=1.0,
+                        value_lambda=0.9, opening_plies=8)),
+    # combo_b with self-play and evaluation on a moving average of the weights.
+    "combo_b_ema": ("combo_b + self-play on the moving average of the weights (ema_decay 0.95)",
+                    dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
+                         opening_plies=8, ema_decay=0.95)),
 }
 
 

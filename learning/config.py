@@ -61,6 +61,8 @@ class TrainConfig:
       moves (`SelfPlayConfig.opening_plies`).
     outcome_weight: value target = w * outcome + (1 - w) * search value
       (`SelfPlayConfig.outcome_weight`).
+    value_lambda: the outcome in that target is the lambda-return of the
+      search values (`SelfPlayConfig.value_lambda`); 1: the game's outcome.
     replay_capacity: examples kept.
     batch_size: examples per update (a multiple of the device count).
     updates_per_iteration: optimizer steps per iteration.
@@ -134,6 +136,7 @@ class TrainConfig:
   dirichlet_alpha: float = 0.5
   temperature_moves: int = 4
   outcome_weight: float = 1.0
+  value_lambda: float = 1.0
   opening_plies: int = 0
   replay_capacity: int = 20_000
   batch_size: int = 256
@@ -267,6 +270,7 @@ class TrainConfig:
                                    temperature=1.0, temperature_moves=self.temperature_moves,
                                    final_temperature=0.0,
                                    outcome_weight=self.outcome_weight,
+                                   value_lambda=self.value_lambda,
                                    opening_plies=self.opening_plies,
                                    fast_simulations=self.fast_simulations,
                                    full_search_prob=self.full_search_prob)

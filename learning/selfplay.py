@@ -61,6 +61,15 @@ class SelfPlayConfig:
       value at the position (both from the mover's view). 1 (default) is
       AlphaZero's z; lower values bootstrap from the search, which is less
       noisy when moves are drawn with a temperature late into the game.
+    value_lambda: with < 1, z above is the lambda-return of the search values
+      instead of the final outcome: G_t = (1 - lambda) v_t + lambda (r_t +
+      G_{t+1}), G_{t+1} seen from the mover at t (negated when the other
+      player moves next), ending in the outcome; lambda = 1 (default) is the
+      outcome itself. A position n moves before the end gets weight
+      lambda^n on the outcome and the rest on the search values of the
+      positions after it: targets less noisy than the outcome and less
+      tied to the network's own value than v_t alone (TD(lambda); for
+      two-player zero-sum games).
     fast_simulations: playout cap randomization (KataGo, Wu 2019): with
       > 0, each move is searched with `search.num_simulations` only with
       probability `full_search_prob` (one draw per move for the whole batch)
@@ -81,6 +90,7 @@ class SelfPlayConfig:
   temperature_moves: int = 10
   final_temperature: float = 0.0
   outcome_weight: float = 1.0
+  value_lambda: float = 1.0
   opening_plies: int = 0
   fast_simulations: int = 0
   full_search_prob: float = 0.25
@@ -90,6 +100,8 @@ class SelfPlayConfig:
       raise ValueError(f"opening_plies must be >= 0, got {self.opening_plies}")
     if not 0 <= self.outcome_weight <= 1:
       raise ValueError(f"outcome_weight must be in [0, 1], got {self.outcome_weight}")
+    if not 0 <= self.value_lambda <= 1:
+      raise ValueError(f"value_lambda must be in [0, 1], got {self.value_lambda}")
     if self.temperature < 0 or self.final_temperature < 0 or self.temperature_moves < 0:
       raise ValueError("temperatures and temperature_moves must be >= 0")
     if not 0 <= self.fast_simulations <= getattr(self.search, "num_simulations", 0):
@@ -306,6 +318,27 @@ def _outcomes(records: MoveRecord) -> tuple[chex.Array, chex.Array]:
   return values, known
 
 
+def _lambda_returns(records: MoveRecord, value_lambda: float) -> chex.Array:
+  """The lambda-returns of the records [T, B] (`SelfPlayConfig.value_lambda`).
+
+  G_t = (1 - lambda) v_t + lambda (r_t[p_t] + s_t G_{t+1}), with s_t = 1 when
+  p_{t+1} = p_t and -1 otherwise, and G_{t+1} = 0 where the game ended at t.
+  Valid where `_outcomes` says the outcome is known.
+  """
+  def back(carry, record):
+    following, next_player = carry
+    reward = jnp.take_along_axis(record.rewards, record.player[:, None], axis=-1)[:, 0]
+    sign = jnp.where(next_player == record.player, 1.0, -1.0)
+    tail = reward + jnp.where(record.done, 0.0, sign * following)
+    value = (1 - value_lambda) * record.root_value + value_lambda * tail
+    return (value, record.player), value
+
+  batch = records.player.shape[1]
+  carry = (jnp.zeros((batch,), jnp.float32), jnp.zeros((batch,), jnp.int32))
+  _, values = jax.lax.scan(back, carry, records, reverse=True)
+  return values
+
+
 def _search(params, rng, graph, env, eval_fn, search_config):
   """Runs the simulations on `graph`; (SearchOutput, graph)."""
   graph = mcgs_jax.run_simulations(params, rng, graph, env, eval_fn, search_config)
@@ -397,6 +430,8 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
 
   window = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), state.history, records)
   values, known = _outcomes(window)
+  if config.value_lambda < 1:
+    values = _lambda_returns(window, config.value_lambda)
   valid = window.filled & known & ~window.emitted
   if config.outcome_weight < 1:
     values = (config.outcome_weight * values

@@ -1,6 +1,7 @@
 """Self-play: every finished game's positions come out once, with the right
 outcome, across call boundaries; all search modes run."""
 
+import dataclasses
 import functools
 
 import jax
@@ -93,6 +94,47 @@ def test_outcome_targets_match_replayed_games():
             assert stones[i] >= 4
           games += 1
   assert checked > 10 and games >= 2
+
+
+def test_lambda_returns():
+  """value_lambda: a hand-computed 3-move game (golden); lambda = 1 gives the
+  outcomes on real self-play windows; play() emits them as value targets."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  # One game: players 0, 1, 0; player 0 wins on the third move; then a new
+  # game's first move (player 0), not finished.
+  rewards = jnp.array([[0, 0], [0, 0], [1, -1], [0, 0]], jnp.float32)[:, None]
+  records = selfplay.MoveRecord(
+      observation=jnp.zeros((4, 1, 1)), legal_action_mask=jnp.ones((4, 1, 1), bool),
+      policy=jnp.zeros((4, 1, 1)), player=jnp.array([[0], [1], [0], [0]], jnp.int32),
+      root_value=jnp.array([[0.2], [-0.4], [0.6], [0.0]]), rewards=rewards,
+      done=jnp.array([[False], [False], [True], [False]]), filled=jnp.ones((4, 1), bool),
+      emitted=jnp.zeros((4, 1), bool))
+  g2 = 0.5 * 0.6 + 0.5 * 1.0           # 0.8
+  g1 = 0.5 * -0.4 + 0.5 * -g2          # -0.6
+  g0 = 0.5 * 0.2 + 0.5 * -g1           # 0.4
+  values = np.asarray(selfplay._lambda_returns(records, 0.5))[:3, 0]
+  np.testing.assert_allclose(values, [g0, g1, g2], rtol=1e-6)
+  # lambda = 1 on real windows: the outcomes, wherever they are known.
+  env = envs.make("tictactoe")
+  config = _config()
+  state = selfplay.init(jax.random.PRNGKey(3), env, 4)
+  for call in range(2):
+    state, _, _, _ = _play(None, jax.random.PRNGKey(20 + call), state, env,
+                           envs.uniform_eval(env), config, 6)
+  outcomes, known = selfplay._outcomes(state.history)
+  returns = selfplay._lambda_returns(state.history, 1.0)
+  assert int(known.sum()) > 10
+  np.testing.assert_allclose(np.asarray(returns)[np.asarray(known)],
+                             np.asarray(outcomes)[np.asarray(known)], atol=1e-6)
+  # play() emits the lambda-returns, not the outcomes (which are -1, 0 or 1).
+  lam = dataclasses.replace(config, value_lambda=0.5)
+  _, examples, valid, _ = _play(None, jax.random.PRNGKey(30), state, env,
+                                envs.uniform_eval(env), lam, 6)
+  value = np.asarray(examples.value)[np.asarray(valid)]
+  assert value.size > 0 and not set(np.unique(value)).issubset({-1.0, 0.0, 1.0})
+  assert np.all(np.abs(value) <= 1)
+  with pytest.raises(ValueError, match="value_lambda"):
+    selfplay.SelfPlayConfig(value_lambda=1.5)
 
 
 @pytest.mark.parametrize("search", [dict(backup="tree"), dict(backup="tt_cache"),
