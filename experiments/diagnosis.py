@@ -117,6 +117,11 @@ VARIANTS = {
     "combo_b_td": ("combo_b with lambda-return value targets (TD(0.9)) instead of the mix",
                    dict(root_policy="gumbel", simulations=32, outcome_weight=1.0,
                         value_lambda=0.9, opening_plies=8)),
+    # combo_b with KataGo's auxiliary policy target: a third ResNet head
+    # predicts the opponent's reply (the next position's policy target).
+    "combo_b_aux": ("combo_b + an auxiliary head predicting the opponent's reply (weight 0.15)",
+                    dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
+                         opening_plies=8, opponent_policy_weight=0.15)),
     # combo_b with self-play and evaluation on a moving average of the weights.
     "combo_b_ema": ("combo_b + self-play on the moving average of the weights (ema_decay 0.95)",
                     dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,

@@ -72,6 +72,11 @@ class TrainConfig:
     decay_updates: with > 0 the learning rate follows a cosine from
       `learning_rate` down to a tenth of it over this many updates, then
       stays there; 0 keeps it constant.
+    opponent_policy_weight: with > 0 (network 'resnet' only), the ResNet
+      gets a third head trained to predict the policy target of the next
+      position, the opponent's reply (KataGo's auxiliary policy target), with
+      this weight in the loss (KataGo: 0.15); the search never reads it.
+      0 (default): off.
     ema_decay: with > 0, self-play, evaluation and the saved agent use an
       exponential moving average of the trained network's variables,
       updated once per iteration: ema <- d * ema + (1 - d) * variables with
@@ -147,6 +152,7 @@ class TrainConfig:
   weight_decay: float = 1e-4
   optimizer: str = "adam"
   loss: str = "alphazero"
+  opponent_policy_weight: float = 0.0
   ema_decay: float = 0.0
   augment: bool = True
   overlap: bool = False
@@ -177,7 +183,9 @@ class TrainConfig:
       raise ValueError(f"search must be one of {SEARCHES}, got {self.search!r}")
     if self.optimizer not in ("adam", "sgd"):
       raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-    trainer.LossConfig(kind=self.loss)
+    trainer.LossConfig(kind=self.loss, opponent_policy_weight=self.opponent_policy_weight)
+    if self.opponent_policy_weight > 0 and self.network != "resnet":
+      raise ValueError(f"opponent_policy_weight needs network='resnet', got {self.network!r}")
     for name in ("root_policy", "eval_root_policy"):
       if getattr(self, name) not in search_config_lib.ROOT_POLICIES:
         raise ValueError(f"{name} must be one of {search_config_lib.ROOT_POLICIES}, "
@@ -273,7 +281,8 @@ class TrainConfig:
                                    value_lambda=self.value_lambda,
                                    opening_plies=self.opening_plies,
                                    fast_simulations=self.fast_simulations,
-                                   full_search_prob=self.full_search_prob)
+                                   full_search_prob=self.full_search_prob,
+                                   opponent_policy=self.opponent_policy_weight > 0)
 
   def network_options(self) -> dict[str, Any]:
     """The network's keyword arguments for `networks.make`.
@@ -281,7 +290,10 @@ class TrainConfig:
     Returns:
       A dict (stored as sorted pairs, so the config stays hashable).
     """
-    return dict(self.network_kwargs)
+    options = dict(self.network_kwargs)
+    if self.opponent_policy_weight > 0:
+      options["opponent_policy"] = True
+    return options
 
   def to_json(self) -> dict:
     """The config as a JSON-serialisable dict (tuples become lists).

@@ -172,7 +172,9 @@ class Run:
     self._add = _add
     self._train = functools.partial(
         _train, network=self.network, optimizer=self.optimizer,
-        loss_config=trainer.LossConfig(kind=config.loss), env=self.env,
+        loss_config=trainer.LossConfig(kind=config.loss,
+                                       opponent_policy_weight=config.opponent_policy_weight),
+        env=self.env,
         batch_size=config.batch_size, num_updates=config.updates_per_iteration,
         augment=config.augment, mesh=self.mesh)
 
@@ -199,7 +201,8 @@ class Run:
     net_rng, games_rng = jax.random.split(jax.random.fold_in(rng, 0))
     variables = init_variables(self.network, self.env, net_rng)
     games = selfplay.init(games_rng, self.env, config.games, config.opening_plies)
-    example = selfplay.example_like(self.env)
+    example = selfplay.example_like(self.env,
+                                    opponent_policy=config.opponent_policy_weight > 0)
     state = dict(
         iteration=jnp.int32(0), rng=rng, variables=variables,
         opt_state=self.optimizer.init(variables["params"]),
@@ -368,6 +371,8 @@ class Run:
         games=int(stats.games_finished), loss=metrics.get("loss"),
         policy_loss=metrics.get("policy", metrics.get("large_policy")),
         value_loss=metrics.get("value", metrics.get("large_value")),
+        **({"opponent_policy_loss": metrics.get("opponent_policy")}
+           if config.opponent_policy_weight > 0 else {}),
         devices=jax.device_count(), replay_size=int(buffer.size),
         transposition_hits=int(stats.transposition_hits),
         capacity_overflows=int(stats.capacity_overflows), nan_evals=int(stats.nan_evals),

@@ -139,7 +139,8 @@ def augment(env: base.Env, rng: jax.Array, items: example_lib.Example) -> exampl
   """Applies an independent, uniformly random symmetry of `env` to each row.
 
   Observation, policy and legal mask are transformed together
-  (`env.symmetry`); player and value are unchanged. Under `jax.jit`, pass
+  (`env.symmetry`), and the opponent policy where there is one; player and
+  value are unchanged. Under `jax.jit`, pass
   `env` as a static argument.
 
   Args:
@@ -157,6 +158,11 @@ def augment(env: base.Env, rng: jax.Array, items: example_lib.Example) -> exampl
   chex.assert_shape(items.legal_action_mask, (num_rows, env.num_actions))
   chex.assert_shape(items.policy, (num_rows, env.num_actions))
   index = jax.random.randint(rng, (num_rows,), 0, env.num_symmetries)
+  if items.opponent_policy is not None:
+    # A symmetry permutes the actions the same way in the next position.
+    _, opponent, _ = jax.vmap(env.symmetry)(index, items.observation, items.opponent_policy,
+                                            items.legal_action_mask)
+    items = items.replace(opponent_policy=opponent)
   observation, policy, legal = jax.vmap(env.symmetry)(
       index, items.observation, items.policy, items.legal_action_mask)
   return items.replace(observation=observation, policy=policy, legal_action_mask=legal)

@@ -77,6 +77,8 @@ class SelfPlayConfig:
       way but records no policy target (an all-zero policy, which the losses
       skip), only its value target. 0 (default): every move searched fully.
     full_search_prob: see `fast_simulations`.
+    opponent_policy: emit `Example.opponent_policy`, the next position's
+      policy target, for an auxiliary head.
 
   With `search.root_policy == "gumbel"` the played move is the Gumbel
   search's own choice (`SearchOutput.action`: sequential halving over the
@@ -94,6 +96,7 @@ class SelfPlayConfig:
   opening_plies: int = 0
   fast_simulations: int = 0
   full_search_prob: float = 0.25
+  opponent_policy: bool = False
 
   def __post_init__(self):
     if self.opening_plies < 0:
@@ -266,11 +269,12 @@ def init(rng: chex.PRNGKey, env: Any, batch_size: int, opening_plies: int = 0) -
                        moves_played=jnp.int32(0))
 
 
-def example_like(env: Any) -> example_lib.Example:
+def example_like(env: Any, opponent_policy: bool = False) -> example_lib.Example:
   """Shapes and dtypes of one example of `env` (for `replay.init`).
 
   Args:
     env: the env.
+    opponent_policy: include `Example.opponent_policy` [A].
 
   Returns:
     Example of `jax.ShapeDtypeStruct`s, without a batch dimension:
@@ -285,7 +289,9 @@ def example_like(env: Any) -> example_lib.Example:
   return example_lib.Example(
       observation=observation, legal_action_mask=legal,
       policy=jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
-      player=jax.ShapeDtypeStruct((), jnp.int32), value=jax.ShapeDtypeStruct((), jnp.float32))
+      player=jax.ShapeDtypeStruct((), jnp.int32), value=jax.ShapeDtypeStruct((), jnp.float32),
+      opponent_policy=(jax.ShapeDtypeStruct((env.num_actions,), jnp.float32)
+                       if opponent_policy else None))
 
 
 def _draw_action(rng, policy, temperature):
@@ -337,6 +343,14 @@ def _lambda_returns(records: MoveRecord, value_lambda: float) -> chex.Array:
   carry = (jnp.zeros((batch,), jnp.float32), jnp.zeros((batch,), jnp.int32))
   _, values = jax.lax.scan(back, carry, records, reverse=True)
   return values
+
+
+def _next_policies(records: MoveRecord) -> chex.Array:
+  """f32[T, B, A]: the policy target of the move after each record in the
+  same game; zero where the game ended (or the window does).
+  """
+  following = jnp.concatenate([records.policy[1:], jnp.zeros_like(records.policy[:1])])
+  return jnp.where(records.done[..., None], 0.0, following)
 
 
 def _search(params, rng, graph, env, eval_fn, search_config):
@@ -438,7 +452,8 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
               + (1 - config.outcome_weight) * window.root_value)
   examples = example_lib.Example(
       observation=window.observation, legal_action_mask=window.legal_action_mask,
-      policy=window.policy, player=window.player, value=values)
+      policy=window.policy, player=window.player, value=values,
+      opponent_policy=_next_policies(window) if config.opponent_policy else None)
   history_length = state.history.done.shape[0]
   window = window.replace(emitted=window.emitted | (window.filled & known))
   history = jax.tree.map(lambda x: x[-history_length:], window)

@@ -40,13 +40,21 @@ class LossConfig:
     kind: 'alphazero' (policy cross-entropy + value MSE) or 'kl' (KL policy
       loss with an illegal-move penalty + value MSE).
     illegal_weight: the penalty's weight ('kl').
+    opponent_policy_weight: with > 0, the network's opponent-policy head
+      (`ResNet(opponent_policy=True)`) is trained on
+      `Example.opponent_policy` by cross-entropy with this weight (KataGo:
+      0.15); examples without a next move (all-zero target) are skipped.
   """
   kind: str = "alphazero"
   illegal_weight: float = 10.0
+  opponent_policy_weight: float = 0.0
 
   def __post_init__(self):
     if self.kind not in LOSSES:
       raise ValueError(f"loss must be one of {LOSSES}, got {self.kind!r}")
+    if self.opponent_policy_weight < 0:
+      raise ValueError(f"opponent_policy_weight must be >= 0, got "
+                       f"{self.opponent_policy_weight}")
 
 
 def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.Example,
@@ -60,7 +68,8 @@ def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.
     network: the flax module (decides one head or two).
     loss_config: LossConfig.
     outputs: the network's outputs on the examples: (logits f32[B, A],
-      value f32[B]), or a pair of those for two heads.
+      value f32[B]), or a pair of those for two heads; with
+      `opponent_policy_weight`, (logits, value, opponent_logits f32[B, A]).
     examples: Example with leading dimension B (policy [B, A], value [B],
       legal_action_mask [B, A]).
     weights: f32[B], weights of the examples (0: padding).
@@ -69,8 +78,16 @@ def loss_terms(network, loss_config: LossConfig, outputs, examples: example_lib.
     (total, components): the scalar loss and a dict of scalars, "loss" the
     total.
   """
-  heads = outputs if networks.has_two_heads(network) else (outputs,)
   total, components = 0.0, {}
+  if loss_config.opponent_policy_weight > 0:
+    logits, value, opponent_logits = outputs
+    outputs = (logits, value)
+    if examples.opponent_policy is not None:
+      target = examples.opponent_policy
+      opponent = losses.policy_loss(opponent_logits, target, weights)
+      components["opponent_policy"] = opponent
+      total = total + loss_config.opponent_policy_weight * opponent
+  heads = outputs if networks.has_two_heads(network) else (outputs,)
   for index, (logits, value) in enumerate(heads):
     if loss_config.kind == "alphazero":
       loss, parts = losses.alphazero_loss(logits, value, examples.policy, examples.value,
@@ -191,7 +208,7 @@ def update(variables: dict, opt_state: Any, examples: example_lib.Example,
   def loss_fn(params):
     outputs, new_variables = networks.apply(
         network, {**variables, "params": params}, examples.observation.astype(jnp.float32),
-        train=True)
+        train=True, **({"auxiliary": True} if loss_config.opponent_policy_weight > 0 else {}))
     total, components = loss_terms(network, loss_config, outputs, examples, weights)
     return total, (components, new_variables)
 

@@ -4,6 +4,7 @@
                  target_value [B], weights [B] | None) -> (total, components)
   kl_illegal_loss(..., legal [B, A], weights=None, illegal_weight=10.0)
       -> (total, components)
+  policy_loss(logits [B, A], target_policy [B, A], weights=None) -> scalar
   make_optimizer(learning_rate, weight_decay, momentum=0.9, ...)
       -> optax.GradientTransformation
 
@@ -66,6 +67,24 @@ def _policy_terms(logits, target_policy):
 def _policy_weights(target_policy: chex.Array, weights: chex.Array) -> chex.Array:
   """`weights` [B], 0 where the example has no policy target (all-zero policy)."""
   return jnp.where(jnp.sum(target_policy, axis=-1) > 0, weights, 0.0)
+
+
+def policy_loss(logits: chex.Array, target_policy: chex.Array,
+                weights: Optional[chex.Array] = None) -> chex.Array:
+  """The weighted mean cross-entropy of a policy head (an auxiliary one).
+
+  Args:
+    logits: f32[B, A].
+    target_policy: f32[B, A]; an all-zero row is no target and is skipped.
+    weights: f32[B] or None (all 1).
+
+  Returns:
+    The scalar loss (0 when no row has a target).
+  """
+  chex.assert_equal_shape([logits, target_policy])
+  weights = jnp.ones(logits.shape[:1], jnp.float32) if weights is None else weights
+  cross_entropy = _policy_terms(logits, target_policy)[0]
+  return _weighted_mean(cross_entropy, _policy_weights(target_policy, weights))
 
 
 def _check_shapes(logits, value, target_policy, target_value, weights):

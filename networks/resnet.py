@@ -208,6 +208,10 @@ class ResNet(nn.Module):
       {'params'} only).
     value_channels, policy_channels: filters of the heads' 1x1
       convolutions (AlphaZero: 1 and 2).
+    opponent_policy: a third head, trained only: the logits of the
+      opponent's reply (KataGo's auxiliary policy target; same layers as the
+      policy head). Its parameters exist from `init` on; a call returns it
+      only with `auxiliary=True`, so the search's evaluations skip it.
   """
   num_actions: int
   num_blocks: int = 6
@@ -216,26 +220,43 @@ class ResNet(nn.Module):
   batch_norm: bool = True
   value_channels: int = 1
   policy_channels: int = 2
+  opponent_policy: bool = False
 
   @nn.compact
-  def __call__(self, observation: chex.Array,
-               train: bool = False) -> tuple[chex.Array, chex.Array]:
+  def __call__(self, observation: chex.Array, train: bool = False,
+               auxiliary: bool = False) -> tuple[chex.Array, ...]:
     """Evaluates a batch of observations.
 
     Args:
       observation: pgx-layout planes [B, H, W, C] (bool or float).
       train: BatchNorm uses batch statistics (and updates its averages).
+      auxiliary: also return the opponent-policy logits (needs
+        `opponent_policy`).
 
     Returns:
-      (logits f32[B, A] unmasked, value f32[B] in [-1, 1]).
+      (logits f32[B, A] unmasked, value f32[B] in [-1, 1]); with `auxiliary`,
+      (logits, value, opponent_logits f32[B, A]).
 
     Raises:
-      ValueError: (at trace time) an observation that is not [B, H, W, C].
+      ValueError: (at trace time) an observation that is not [B, H, W, C],
+        or `auxiliary` without `opponent_policy`.
     """
+    if auxiliary and not self.opponent_policy:
+      raise ValueError("auxiliary=True needs a ResNet built with opponent_policy=True")
     x = _stem(observation, self.channels, train, type(self).__name__, self.batch_norm)
     x = _blocks(x, 0, self.num_blocks, self.channels, None, train, self.batch_norm)
-    return PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
-                           self.value_channels, self.policy_channels, name="head")(x, train)
+    logits, value = PolicyValueHead(self.num_actions, self.value_hidden, self.batch_norm,
+                                    self.value_channels, self.policy_channels,
+                                    name="head")(x, train)
+    if not self.opponent_policy:
+      return logits, value
+    opponent = nn.relu(_conv_norm(x, self.policy_channels, 1, train, "opponent_conv",
+                                  "opponent_bn", self.batch_norm))
+    opponent_logits = nn.Dense(self.num_actions, name="opponent_policy")(
+        jnp.reshape(opponent, (x.shape[0], -1)))
+    if auxiliary:
+      return logits, value, opponent_logits
+    return logits, value
 
 
 class SEResNet(nn.Module):

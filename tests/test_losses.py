@@ -205,3 +205,26 @@ def test_example_without_policy_target_trains_only_the_value(loss):
   grad_logits, grad_value = jax.grad(total, argnums=(0, 1))(batch["logits"], batch["value"])
   np.testing.assert_array_equal(grad_logits[1], 0.0)
   assert float(grad_value[1]) != 0.0
+
+
+def test_policy_loss_golden_and_skips_rows_without_target():
+  """The auxiliary head's loss: the mean cross-entropy over rows with a
+  target; the opponent-policy term enters the trainer's total with its weight."""
+  from learning import example as example_lib  # pylint: disable=g-import-not-at-top
+  from learning import trainer  # pylint: disable=g-import-not-at-top
+  logits = jnp.log(jnp.array([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]))
+  target = jnp.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 0.0]])
+  want = (math.log(2) + 0.5 * (math.log(10) + math.log(1.25))) / 2
+  np.testing.assert_allclose(losses.policy_loss(logits, target), want, rtol=1e-6)
+  np.testing.assert_allclose(losses.policy_loss(logits, target, jnp.array([0.0, 1.0, 1.0])),
+                             0.5 * (math.log(10) + math.log(1.25)), rtol=1e-6)
+  examples = example_lib.Example(observation=jnp.zeros((3, 1)), legal_action_mask=jnp.ones((3, 3)),
+                                 policy=target[jnp.array([1, 0, 1])], player=jnp.zeros(3, jnp.int32),
+                                 value=jnp.zeros(3), opponent_policy=target)
+  value = jnp.array([0.5, 0.0, -0.5])
+  plain, _ = trainer.loss_terms(None, trainer.LossConfig(), (logits, value), examples,
+                                jnp.ones(3))
+  total, parts = trainer.loss_terms(None, trainer.LossConfig(opponent_policy_weight=0.15),
+                                    (logits, value, logits), examples, jnp.ones(3))
+  np.testing.assert_allclose(parts["opponent_policy"], want, rtol=1e-6)
+  np.testing.assert_allclose(total, plain + 0.15 * want, rtol=1e-6)

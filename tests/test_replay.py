@@ -330,6 +330,9 @@ def _random_positions(env, num_games, num_plies, seed):
 def test_augment_connect4_mirrors_whole_rows():
   # 7 plies: no game has ended, so every policy sums to 1.
   items = _random_positions(_C4, num_games=8, num_plies=7, seed=6)
+  # The opponent-policy target is mirrored with its row.
+  items = items.replace(opponent_policy=jax.nn.softmax(
+      jax.random.normal(jax.random.PRNGKey(8), items.policy.shape)))
   augmented = jax.jit(replay.augment, static_argnums=0)(_C4, jax.random.PRNGKey(7), items)
   np.testing.assert_array_equal(augmented.value, items.value)
   np.testing.assert_array_equal(augmented.player, items.player)
@@ -346,6 +349,8 @@ def test_augment_connect4_mirrors_whole_rows():
     is_mirror = all(np.array_equal(a, b) for a, b in zip(outcome, flipped))
     assert is_identity or is_mirror, f"row {i}"
     mirrored[int(is_mirror and not is_identity)] += 1
+    opponent = original.opponent_policy[i][::-1] if is_mirror else original.opponent_policy[i]
+    np.testing.assert_array_equal(got.opponent_policy[i], opponent)
   assert min(mirrored) >= 14   # both choices are drawn (56 rows, p = 1/2 each)
   # The mirror is an involution.
   twice = jax.jit(jax.vmap(lambda o, p, m: _C4.symmetry(1, *_C4.symmetry(1, o, p, m))))(

@@ -137,6 +137,35 @@ def test_lambda_returns():
     selfplay.SelfPlayConfig(value_lambda=1.5)
 
 
+def test_opponent_policy_targets():
+  """The next move's policy target of the same game (golden), zero after a
+  game's last move; play() emits them with opponent_policy."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  policy = jnp.arange(4 * 3, dtype=jnp.float32).reshape(4, 1, 3)
+  done = jnp.array([[False], [False], [True], [False]])
+  records = selfplay.MoveRecord(
+      observation=jnp.zeros((4, 1, 1)), legal_action_mask=jnp.ones((4, 1, 3), bool),
+      policy=policy, player=jnp.zeros((4, 1), jnp.int32), root_value=jnp.zeros((4, 1)),
+      rewards=jnp.zeros((4, 1, 2)), done=done, filled=jnp.ones((4, 1), bool),
+      emitted=jnp.zeros((4, 1), bool))
+  np.testing.assert_array_equal(np.asarray(selfplay._next_policies(records))[:, 0],
+                                [[3, 4, 5], [6, 7, 8], [0, 0, 0], [0, 0, 0]])
+  env = envs.make("tictactoe")
+  config = dataclasses.replace(_config(), opponent_policy=True)
+  state = selfplay.init(jax.random.PRNGKey(3), env, 4)
+  for call in range(2):
+    state, examples, valid, _ = _play(None, jax.random.PRNGKey(40 + call), state, env,
+                                      envs.uniform_eval(env), config, 6)
+  assert examples.opponent_policy.shape == examples.policy.shape
+  opponent = np.asarray(examples.opponent_policy)[np.asarray(valid)]
+  sums = opponent.sum(-1)
+  # A distribution after every move but a game's last, which leaves zeros.
+  assert np.all(np.isclose(sums, 1.0, atol=1e-5) | (sums == 0))
+  assert 0 < np.sum(sums == 0) < sums.size
+  assert selfplay.example_like(env, opponent_policy=True).opponent_policy.shape == (9,)
+  assert selfplay.example_like(env).opponent_policy is None
+
+
 @pytest.mark.parametrize("search", [dict(backup="tree"), dict(backup="tt_cache"),
                                     dict(solver=True), dict(backup="mcgs")])
 def test_search_modes_run(search):

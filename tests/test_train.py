@@ -119,6 +119,29 @@ def test_weight_average_plays_is_saved_and_resumes(tmp_path):
     _config(ema_decay=1.0)
 
 
+def test_opponent_policy_head_trains_and_the_agent_searches(tmp_path):
+  """opponent_policy_weight: a ResNet with a third head, trained on the next
+  move's policy; the search and load_agent see the usual two outputs."""
+  config = _config(network="resnet", network_kwargs={"num_blocks": 1, "channels": 8},
+                   opponent_policy_weight=0.15)
+  run = train.Run(str(tmp_path), config)
+  try:
+    initial = jax.device_get(run.state["variables"]["params"]["opponent_policy"])
+    for _ in range(3):
+      row = run.step()
+    trained = jax.device_get(run.state["variables"]["params"]["opponent_policy"])
+  finally:
+    run.close()
+  assert np.isfinite(row["opponent_policy_loss"]) and row["opponent_policy_loss"] > 0
+  assert not np.allclose(initial["kernel"], trained["kernel"])
+  env, eval_fn, params = train.load_agent(str(tmp_path))
+  state = env.init(jax.random.PRNGKey(0), batch_size=2)
+  logits, value = eval_fn(params, None, state)
+  assert logits.shape == (2, 9) and value.shape == (2,)
+  with pytest.raises(ValueError, match="opponent_policy_weight needs network='resnet'"):
+    _config(opponent_policy_weight=0.15)
+
+
 def test_load_agent_searches(tmp_path):
   config = _config()
   _run(tmp_path, config, 2)
