@@ -175,15 +175,24 @@ class Checkpointer:
       except Exception as error:  # orbax raises many kinds; all mean the same here.
         raise self._corrupt(path, error) from error
     _check_arrays(path, template, metadata)
+    # Read the tree as saved, then place its arrays into the template by
+    # name: a field that is None in this version's template (an optional
+    # target it does not use) and absent from an older checkpoint matches.
+    saved = getattr(metadata, "tree", metadata)
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
     with _QuietStorageLogs():
       try:
         restored = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(jax.tree.map(ocp.utils.to_shape_dtype_struct,
-                                                        template)),
+            state=ocp.args.StandardRestore(jax.tree.map(
+                lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype, sharding=device), saved)),
             meta=ocp.args.JsonRestore()))
       except Exception as error:  # orbax raises many kinds; all mean the same here.
         raise self._corrupt(path, error) from error
-    state, meta = restored["state"], restored["meta"]
+    arrays = {_path_name(p): x for p, x in jax.tree_util.tree_leaves_with_path(restored["state"])}
+    template_paths, treedef = jax.tree_util.tree_flatten_with_path(template)
+    state = jax.tree_util.tree_unflatten(
+        treedef, [arrays[_path_name(p)] for p, _ in template_paths])
+    meta = restored["meta"]
     _check_arrays(path, template, state)
     if not isinstance(meta, dict):
       raise CheckpointError(f"checkpoint {path}: metadata is not a JSON object")

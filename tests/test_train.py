@@ -212,6 +212,36 @@ def test_incompatible_checkpoint_refused(tmp_path):
     train.Run(str(tmp_path), _config(network_kwargs={"hidden_sizes": [8]}))
 
 
+def test_checkpoint_without_an_optional_field_restores(tmp_path):
+  """A step saved before an optional (None) field existed restores into
+  today's template by name; a missing array is a config error, not a
+  corrupt step (nothing is moved aside)."""
+  from learning.example import Example  # pylint: disable=g-import-not-at-top
+  arrays = dict(observation=np.ones((4, 3), np.float32), legal_action_mask=np.ones((4, 2), bool),
+                policy=np.full((4, 2), 0.5, np.float32), player=np.arange(4, dtype=np.int32),
+                value=np.linspace(-1, 1, 4).astype(np.float32))
+  checkpoints = checkpoint_lib.Checkpointer(str(tmp_path / "checkpoints"))
+  try:
+    checkpoints.save(1, dict(data=arrays, steps=[dict(count=np.int32(7)), None]), {"a": 1})
+    template = dict(data=Example(**{k: np.zeros_like(v) for k, v in arrays.items()}),
+                    steps=[dict(count=np.int32(0)), None])
+    assert template["data"].opponent_policy is None
+    step, state, meta, notes = checkpoints.restore_latest(template)
+    assert (step, meta, notes) == (1, {"a": 1}, [])
+    assert isinstance(state["data"], Example) and state["data"].opponent_policy is None
+    for name, value in arrays.items():
+      np.testing.assert_array_equal(getattr(state["data"], name), value)
+    assert int(state["steps"][0]["count"]) == 7 and state["steps"][1] is None
+    wider = dict(data=template["data"].replace(opponent_policy=np.zeros((4, 2), np.float32)),
+                 steps=template["steps"])
+    with pytest.raises(checkpoint_lib.CheckpointError, match="opponent_policy") as error:
+      checkpoints.restore_latest(wider)
+    assert not isinstance(error.value, checkpoint_lib.CorruptCheckpointError)
+    assert checkpoints.latest_step() == 1
+  finally:
+    checkpoints.close()
+
+
 def test_metrics_without_checkpoint_refused(tmp_path):
   (tmp_path / train.METRICS).write_text("iteration\n1\n")
   with pytest.raises(checkpoint_lib.CheckpointError, match="no complete checkpoint"):
