@@ -189,11 +189,14 @@ def summarize(root: str, docs: str) -> list[dict]:
   os.makedirs(docs, exist_ok=True)
   summary, curves = [], {}
   for name, (description, changes) in VARIANTS.items():
-    path = os.path.join(root, name, "metrics.csv")
-    if not os.path.exists(path):
+    # The committed copy stands in for a run whose folder is gone (another
+    # machine, a fresh clone): the table and plots keep every variant.
+    path, copy = os.path.join(root, name, "metrics.csv"), os.path.join(docs, f"{name}.csv")
+    if os.path.exists(path):
+      shutil.copyfile(path, copy)
+    if not os.path.exists(copy):
       continue
-    shutil.copyfile(path, os.path.join(docs, f"{name}.csv"))
-    rows = read_rows(path)
+    rows = read_rows(copy)
     evals = evaluations(rows)
     if not evals:
       continue
