@@ -63,6 +63,9 @@ BASE = dict(
     eval_root_policy="puct", eval_solver=False, seed=0)
 
 # name -> (what changes, TrainConfig changes from BASE), in the order run.
+# The changes that helped at 1200 CPU seconds, together (combo_b).
+_COMBO_B = dict(root_policy="gumbel", simulations=32, outcome_weight=0.5, opening_plies=8)
+
 VARIANTS = {
     "base": ("the shipped run's settings", {}),
     "gumbel32": ("Gumbel root search, 32 simulations, improved-policy targets",
@@ -97,35 +100,27 @@ VARIANTS = {
     # Not single changes: the changes that helped, together.
     "combo_a": ("value_mix + openings_16 + solver",
                 dict(outcome_weight=0.5, opening_plies=16, solver=True)),
-    "combo_b": ("gumbel32 + value_mix + games open with 0-8 random moves",
-                dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
-                     opening_plies=8)),
+    "combo_b": ("gumbel32 + value_mix + games open with 0-8 random moves", dict(_COMBO_B)),
     # combo_b with one more change each: do the Gumbel root and the solver
     # matter inside it (the solver's proven values enter the search-value
     # targets)?
     "combo_b_puct": ("value_mix + games open with 0-8 random moves (PUCT, 64 simulations)",
                      dict(outcome_weight=0.5, opening_plies=8)),
-    "combo_b_solver": ("combo_b + terminal solver in self-play",
-                       dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
-                            opening_plies=8, solver=True)),
+    "combo_b_solver": ("combo_b + terminal solver in self-play", dict(_COMBO_B, solver=True)),
     "combo_b_2x": ("combo_b + twice the updates per iteration (replay ratio x2)",
-                   dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
-                        opening_plies=8, updates_per_iteration=64)),
+                   dict(_COMBO_B, updates_per_iteration=64)),
     # combo_b with its value target, 0.5 outcome + 0.5 search value, replaced
     # by the lambda-return of the search values (lambda 0.9: the outcome
     # weighs 0.35 ten moves before the end).
     "combo_b_td": ("combo_b with lambda-return value targets (TD(0.9)) instead of the mix",
-                   dict(root_policy="gumbel", simulations=32, outcome_weight=1.0,
-                        value_lambda=0.9, opening_plies=8)),
+                   dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9)),
     # combo_b with KataGo's auxiliary policy target: a third ResNet head
     # predicts the opponent's reply (the next position's policy target).
     "combo_b_aux": ("combo_b + an auxiliary head predicting the opponent's reply (weight 0.15)",
-                    dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
-                         opening_plies=8, opponent_policy_weight=0.15)),
+                    dict(_COMBO_B, opponent_policy_weight=0.15)),
     # combo_b with self-play and evaluation on a moving average of the weights.
     "combo_b_ema": ("combo_b + self-play on the moving average of the weights (ema_decay 0.95)",
-                    dict(root_policy="gumbel", simulations=32, outcome_weight=0.5,
-                         opening_plies=8, ema_decay=0.95)),
+                    dict(_COMBO_B, ema_decay=0.95)),
 }
 
 
