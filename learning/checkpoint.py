@@ -11,10 +11,12 @@ latest; the half-written one is ignored and cleaned up.
 A step whose files cannot be read (truncated, deleted or garbled files:
 `CorruptCheckpointError`) is not fatal when resuming: `restore_latest` moves
 it aside to `<directory>-corrupt/<step>` (never deleting it), says so in one
-line, and restores the newest intact step before it. A checkpoint whose
-arrays do not match the run's (other shapes or dtypes: another config)
-raises `CheckpointError` naming the directory; nothing falls back to a fresh
-start. Temporary directories of a save that was killed are removed quietly
+line, and restores the newest intact step before it. Arrays are matched to
+the run's state by their names (`buffer/data/policy`), so a step saved
+before an optional field existed (None in the newer state) restores. A
+checkpoint whose arrays do not match the run's (other names, shapes or
+dtypes: another config) raises `CheckpointError` naming the directory;
+nothing falls back to a fresh start. Temporary directories of a save that was killed are removed quietly
 when the checkpointer opens.
 """
 
