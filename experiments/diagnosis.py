@@ -114,6 +114,10 @@ VARIANTS = {
     # weighs 0.35 ten moves before the end).
     "combo_b_td": ("combo_b with lambda-return value targets (TD(0.9)) instead of the mix",
                    dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9)),
+    # The same with another seed: how much of its difference from combo_b is
+    # the run's own noise.
+    "combo_b_td_seed1": ("combo_b_td with seed 1",
+                         dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9, seed=1)),
     # combo_b with KataGo's auxiliary policy target: a third ResNet head
     # predicts the opponent's reply (the next position's policy target).
     "combo_b_aux": ("combo_b + an auxiliary head predicting the opponent's reply (weight 0.15)",
