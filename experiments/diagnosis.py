@@ -65,6 +65,8 @@ BASE = dict(
 # name -> (what changes, TrainConfig changes from BASE), in the order run.
 # The changes that helped at 1200 CPU seconds, together (combo_b).
 _COMBO_B = dict(root_policy="gumbel", simulations=32, outcome_weight=0.5, opening_plies=8)
+# combo_b with the lambda-return value targets in place of the mix.
+_COMBO_B_TD = dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9)
 
 VARIANTS = {
     "base": ("the shipped run's settings", {}),
@@ -113,11 +115,11 @@ VARIANTS = {
     # by the lambda-return of the search values (lambda 0.9: the outcome
     # weighs 0.35 ten moves before the end).
     "combo_b_td": ("combo_b with lambda-return value targets (TD(0.9)) instead of the mix",
-                   dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9)),
+                   dict(_COMBO_B_TD)),
     # The same with another seed: how much of its difference from combo_b is
     # the run's own noise.
     "combo_b_td_seed1": ("combo_b_td with seed 1",
-                         dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9, seed=1)),
+                         dict(_COMBO_B_TD, seed=1)),
     # combo_b with KataGo's auxiliary policy target: a third ResNet head
     # predicts the opponent's reply (the next position's policy target).
     "combo_b_aux": ("combo_b + an auxiliary head predicting the opponent's reply (weight 0.15)",

@@ -16,8 +16,8 @@ the run's state by their names (`buffer/data/policy`), so a step saved
 before an optional field existed (None in the newer state) restores. A
 checkpoint whose arrays do not match the run's (other names, shapes or
 dtypes: another config) raises `CheckpointError` naming the directory;
-nothing falls back to a fresh start. Temporary directories of a save that was killed are removed quietly
-when the checkpointer opens.
+nothing falls back to a fresh start. Temporary directories of a save that
+was killed are removed quietly when the checkpointer opens.
 """
 
 import logging
@@ -63,11 +63,15 @@ def _first_line(error: Exception, limit: int = 160) -> str:
   return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _leaves_by_name(tree: Any) -> dict[str, Any]:
+  """The leaves of `tree` by path name (`_path_name`)."""
+  return {_path_name(path): x for path, x in jax.tree_util.tree_leaves_with_path(tree)}
+
+
 def _describe(tree: Any) -> dict[str, str]:
   """'dtype[shape]' per leaf path, for arrays and orbax's array metadata."""
-  leaves = jax.tree_util.tree_leaves_with_path(tree)
-  return {_path_name(path): f"{np.dtype(x.dtype)}{list(getattr(x, 'shape', ()))}"
-          for path, x in leaves}
+  return {name: f"{np.dtype(x.dtype)}{list(getattr(x, 'shape', ()))}"
+          for name, x in _leaves_by_name(tree).items()}
 
 
 def _path_name(path) -> str:
@@ -190,7 +194,7 @@ class Checkpointer:
             meta=ocp.args.JsonRestore()))
       except Exception as error:  # orbax raises many kinds; all mean the same here.
         raise self._corrupt(path, error) from error
-    arrays = {_path_name(p): x for p, x in jax.tree_util.tree_leaves_with_path(restored["state"])}
+    arrays = _leaves_by_name(restored["state"])
     template_paths, treedef = jax.tree_util.tree_flatten_with_path(template)
     state = jax.tree_util.tree_unflatten(
         treedef, [arrays[_path_name(p)] for p, _ in template_paths])
