@@ -6,11 +6,13 @@
 
 Each iteration plays `moves_per_iteration` moves in each of `games` games
 (one search per move), adds the positions of finished games to the replay
-buffer and makes `updates_per_iteration` optimizer steps. Every iteration is
-checkpointed (orbax) and appends one row to `DIR/metrics.csv`; running the
-same command again on the same `DIR` resumes from the last complete
-checkpoint, whenever the previous run was stopped (SIGKILL included): no
-iteration is lost or repeated, and the result equals an uninterrupted run.
+buffer and makes `updates_per_iteration` optimizer steps. Every iteration
+appends one row to `DIR/metrics.csv` and is checkpointed (orbax; with the
+config's `checkpoint_every` N, the first, every N-th and the last one before
+the run stops); running the same command again on the same `DIR` resumes
+from the last complete checkpoint, whenever the previous run was stopped
+(SIGKILL included): no iteration is lost (a SIGKILL repeats at most N - 1),
+and the result equals an uninterrupted run.
 
 Options not on the command line come from `--config FILE.json` (fields of
 `learning.config.TrainConfig`) over the env's defaults. Outputs in DIR:

@@ -9,11 +9,13 @@
 `learning.selfplay`, `learning.replay` and `learning.trainer`; the
 evaluation is `learning.evaluation.evaluate_iteration`, which takes the
 network and the arena records and returns the figures and the new records.
-Every iteration is checkpointed (orbax) and appends one row to
-`DIR/metrics.csv`; a new `Run` on the same directory resumes from the last
-complete checkpoint (an unreadable newest step is moved aside and the one
-before is used), so a run killed at any moment loses or repeats no
-iteration, and the result equals an uninterrupted run. `experiments.train`
+Every iteration appends one row to `DIR/metrics.csv` and is checkpointed
+(orbax; with `checkpoint_every` N, the first, every N-th and the last before
+`close`); a new `Run` on the same directory resumes from the last complete
+checkpoint (an unreadable newest step is moved aside and the one before is
+used), so a run killed at any moment loses no iteration (it repeats at most
+N - 1 of them, to the same results), and the result equals an
+uninterrupted run. `experiments.train`
 is the command line around it.
 
 Outputs in DIR: config.json, metrics.csv, checkpoints/, agent.msgpack (the
@@ -156,6 +158,7 @@ class Run:
                                                    max_to_keep=config.keep_checkpoints)
     try:
       self.state, self.rows = self._start()
+      self.checkpointed = int(self.state["iteration"])
     except BaseException:
       # An open checkpoint manager left to the interpreter's exit prints
       # tracebacks of its closed event loop after the real error.
@@ -407,9 +410,8 @@ class Run:
     return row
 
   def _save(self, iteration: int):
-    self.checkpoints.save(iteration, self.state, dict(
-        config=self.config.to_json(), rows=self.rows,
-        arena=[list(r) for r in self.arena_records]))
+    if iteration == 1 or iteration % self.config.checkpoint_every == 0:
+      self._checkpoint()
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
     checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.playing_variables)
     if "snapshot" in self.rows[-1]:
@@ -430,8 +432,20 @@ class Run:
         self._writer.add_scalar(key, value, row["iteration"])
     self._writer.flush()
 
+  def _checkpoint(self):
+    iteration = int(self.state["iteration"])
+    self.checkpoints.save(iteration, self.state, dict(
+        config=self.config.to_json(), rows=self.rows,
+        arena=[list(r) for r in self.arena_records]))
+    self.checkpointed = iteration
+
   def close(self):
-    """Waits for the checkpoint writes and closes the run's files."""
+    """Checkpoints the last finished iteration if `checkpoint_every` left it
+    out, waits for the checkpoint writes and closes the run's files."""
+    iteration = int(self.state["iteration"])
+    # An iteration stopped between its state and its row is not finished.
+    if self.checkpointed < iteration and len(self.rows) == iteration:
+      self._checkpoint()
     self.checkpoints.close()
     if hasattr(self, "_writer"):
       self._writer.close()

@@ -69,6 +69,31 @@ def test_resume_equals_uninterrupted(tmp_path):
   assert np.isfinite(rows[-1]["loss"])
 
 
+
+def test_checkpoint_every_saves_fewer_steps_and_resumes_to_the_same_run(tmp_path):
+  """`checkpoint_every` 3: steps 1, 3 and the last one before `close`; a run
+  stopped without `close` (as by SIGKILL) repeats the iterations after its
+  last checkpoint, to the same network as a run that saves every iteration."""
+  straight, rows = _run(tmp_path / "straight", _config(), 5)
+  config = _config(checkpoint_every=3, keep_checkpoints=10)
+  _run(tmp_path / "spaced", config, 4)
+  steps = lambda: sorted(int(d) for d in os.listdir(tmp_path / "spaced" / "checkpoints")
+                         if d.isdigit())
+  assert steps() == [1, 3, 4]
+  run = train.Run(str(tmp_path / "spaced"), config)
+  run.step()
+  run.checkpoints.close()  # killed after iteration 5, before any checkpoint of it
+  assert steps() == [1, 3, 4]
+  assert _iterations(tmp_path / "spaced") == [1, 2, 3, 4, 5]
+  resumed, resumed_rows = _run(tmp_path / "spaced", config, 5)
+  assert steps() == [1, 3, 4, 5]
+  assert _iterations(tmp_path / "spaced") == [1, 2, 3, 4, 5]
+  _same_tree(straight["variables"], resumed["variables"])
+  _same_tree(straight["buffer"], resumed["buffer"])
+  assert [r["loss"] for r in rows] == [r["loss"] for r in resumed_rows]
+  with pytest.raises(ValueError, match="checkpoint_every"):
+    _config(checkpoint_every=0)
+
 def test_overlapped_iterations_resume_and_train_one_iteration_behind(tmp_path):
   config = _config(overlap=True)
   straight, rows = _run(tmp_path / "straight", config, 3)
