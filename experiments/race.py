@@ -1,11 +1,13 @@
 """Our training recipe against the peer's (`experiments.peer_recipe`), side by side.
 
   python -m experiments.race --ours runs/connect4 --peer runs/peer --games 200
+  python -m experiments.race --ours runs/connect4_v6 --peer runs/connect4_v3 \
+      --names v6 v3 --out docs/learning/race_v6_vs_v3      # any two runs, named
 
 * The curves: every evaluated row of both runs' `metrics.csv` (Pons error
   rates of the raw policy and of the 200-simulation search, the same
   evaluation for both) goes to `--out/peer_recipe.csv` with the columns
-  `agent` (ours / peer), `wall_s`, `cpu_s`, `iteration`, `nn_evals_total` and
+  `agent` (ours / peer, or the two `--names`), `wall_s`, `cpu_s`, `iteration`, `nn_evals_total` and
   the error rates, and `--out/peer_recipe.png` plots the mean search and
   policy error of both against wall time.
 * The arena: the final networks of both runs, each searching
@@ -61,9 +63,13 @@ def curve_rows(directory: str, agent: str) -> list[dict]:
   return out
 
 
-def write_curves(ours: str, peer: str, out: str) -> list[dict]:
+NAMES = ("ours", "peer")
+
+
+def write_curves(ours: str, peer: str, out: str,
+                 names: tuple[str, str] = NAMES) -> list[dict]:
   """Writes peer_recipe.csv and peer_recipe.png; returns the rows."""
-  rows = curve_rows(ours, "ours") + curve_rows(peer, "peer")
+  rows = curve_rows(ours, names[0]) + curve_rows(peer, names[1])
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "peer_recipe.csv"), "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -74,7 +80,7 @@ def write_curves(ours: str, peer: str, out: str) -> list[dict]:
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
   for axis, kind in zip(axes, ("search", "policy")):
-    for agent in ("ours", "peer"):
+    for agent in names:
       points = [r for r in rows if r["agent"] == agent]
       axis.plot([r["wall_s"] / 60 for r in points], [100 * r[f"{kind}_mean"] for r in points],
                 marker="o", ms=3, label=agent)
@@ -90,7 +96,8 @@ def write_curves(ours: str, peer: str, out: str) -> list[dict]:
 
 
 def final_rows(ours: str, peer: str, out: str, positions: int,
-               agents_to_run: tuple[str, ...] = ("ours", "peer")) -> list[dict]:
+               agents_to_run: tuple[str, ...] = NAMES,
+               names: tuple[str, str] = NAMES) -> list[dict]:
   """Evaluates the final agents on `positions` per set; writes race_final.csv."""
   path = os.path.join(out, "race_final.csv")
   rows = []
@@ -98,7 +105,7 @@ def final_rows(ours: str, peer: str, out: str, positions: int,
     with open(path, newline="") as f:
       rows = list(csv.DictReader(f))
   done = {r["agent"] for r in rows}
-  for agent, directory in (("ours", ours), ("peer", peer)):
+  for agent, directory in zip(names, (ours, peer)):
     if agent in done or agent not in agents_to_run:
       continue
     last = curve_rows(directory, agent)[-1]
@@ -119,11 +126,12 @@ def final_rows(ours: str, peer: str, out: str, positions: int,
 
 def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
               baseline_simulations: int, opening_plies: int, seed: int,
-              agents_to_run: tuple[str, ...] = ("ours", "peer")) -> list[dict]:
+              agents_to_run: tuple[str, ...] = NAMES,
+              names: tuple[str, str] = NAMES) -> list[dict]:
   """Plays the pairings of `agents_to_run` (and the baseline) not yet in
   race_games.csv; writes race_elo.csv."""
   players = {}
-  for name, directory in (("ours", ours), ("peer", peer)):
+  for name, directory in zip(names, (ours, peer)):
     if name not in agents_to_run:
       continue
     env, eval_fn, params = checkpoint.load_agent(directory)
@@ -136,7 +144,7 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
   games_path = os.path.join(out, "race_games.csv")
   done = {(r["a"], r["b"]) for r in arena_cli.read_games(games_path)}
   rng = jax.random.PRNGKey(seed)
-  for a, b in (("ours", "peer"), ("ours", BASELINE), ("peer", BASELINE)):
+  for a, b in ((names[0], names[1]), (names[0], BASELINE), (names[1], BASELINE)):
     if (a, b) in done or a not in players or b not in players:
       continue
     result = arena_lib.play_games(env, players[a], players[b], rng, games,
@@ -173,21 +181,29 @@ def main(argv=None):
   parser.add_argument("--positions", type=int, default=400,
                       help="positions per Pons set of the final evaluation (0: none)")
   parser.add_argument("--no-arena", action="store_true", help="no arena games")
-  parser.add_argument("--agents", nargs="+", default=["ours", "peer"], choices=("ours", "peer"),
-                      help="evaluate and play only these (e.g. `ours` while the peer still "
-                      "trains; a later run adds the rest)")
+  parser.add_argument("--names", nargs=2, default=list(NAMES), metavar=("OURS", "PEER"),
+                      help="the two runs' names in the CSVs and the ladder")
+  parser.add_argument("--agents", nargs="+", default=None,
+                      help="evaluate and play only these of the two names (e.g. `ours` while "
+                      "the peer still trains; a later run adds the rest)")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
-  rows = write_curves(args.ours, args.peer, args.out)
-  for agent in ("ours", "peer"):
+  names = tuple(args.names)
+  if len(set(names)) != 2 or BASELINE in names:
+    parser.error(f"--names must be two different names other than {BASELINE!r}")
+  agents_to_run = tuple(args.agents or names)
+  if not set(agents_to_run) <= set(names):
+    parser.error(f"--agents must be among --names {names}, got {agents_to_run}")
+  rows = write_curves(args.ours, args.peer, args.out, names)
+  for agent in names:
     last = [r for r in rows if r["agent"] == agent][-1]
     print(f"{agent}: iteration {last['iteration']}, wall_s {last['wall_s']:.0f}, mean error "
           f"search {100 * last['search_mean']:.1f}%, policy {100 * last['policy_mean']:.1f}%")
   if args.positions > 0:
-    final_rows(args.ours, args.peer, args.out, args.positions, tuple(args.agents))
+    final_rows(args.ours, args.peer, args.out, args.positions, agents_to_run, names)
   if not args.no_arena:
     run_arena(args.ours, args.peer, args.out, args.games, args.simulations,
-              args.baseline_simulations, args.opening_plies, args.seed, tuple(args.agents))
+              args.baseline_simulations, args.opening_plies, args.seed, agents_to_run, names)
 
 
 if __name__ == "__main__":

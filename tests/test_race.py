@@ -84,6 +84,25 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   assert len(_read(os.path.join(out, "race_final.csv"))) == 2
 
 
+
+def test_race_names_label_both_runs(peer_run, tmp_path):
+  out = str(tmp_path / "named")
+  argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
+          "--simulations", "4", "--baseline-simulations", "8", "--positions", "0",
+          "--names", "new", "old"]
+  race.main(argv + ["--agents", "new"])
+  assert {(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))} == {
+      ("new", "rollout")}
+  race.main(argv)
+  assert {r["agent"] for r in _read(os.path.join(out, "peer_recipe.csv"))} == {"new", "old"}
+  assert sorted({(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))}) == [
+      ("new", "old"), ("new", "rollout"), ("old", "rollout")]
+  assert {r["player"] for r in _read(os.path.join(out, "race_elo.csv"))} == {
+      "new", "old", "rollout"}
+  for bad in (["--names", "a", "a"], ["--names", "a", "rollout"], ["--agents", "ours"]):
+    with pytest.raises(SystemExit):
+      race.main(argv + bad)
+
 def test_eval_search_scores_variants_and_skips_done_ones(peer_run, tmp_path, capsys):
   argv = [peer_run, "--variants", "base", "solver", "--positions", "2", "--fresh", "0",
           "--simulations", "4", "--out", str(tmp_path)]
