@@ -477,7 +477,9 @@ def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
   finally:
     run.close()
   assert first["compile_s"] > 0.5, first
-  assert first["wall_s"] <= first["selfplay_s"] + first["train_s"] - first["compile_s"] + 1e-3
+  # The step's little host work outside self-play and training (replay
+  # insertion, metrics) takes milliseconds, more on a loaded machine.
+  assert first["wall_s"] <= first["selfplay_s"] + first["train_s"] - first["compile_s"] + 0.25
   assert first["wall_s"] < first["compile_s"], first
   assert second["compile_s"] < 0.5 * first["compile_s"], second
   stale = tmp_path / "checkpoints" / "3.orbax-checkpoint-tmp-1234567"
