@@ -7,9 +7,10 @@
 * The curves: every evaluated row of both runs' `metrics.csv` (Pons error
   rates of the raw policy and of the 200-simulation search, the same
   evaluation for both) goes to `--out/peer_recipe.csv` with the columns
-  `agent` (ours / peer, or the two `--names`), `wall_s`, `cpu_s`, `iteration`, `nn_evals_total` and
-  the error rates, and `--out/peer_recipe.png` plots the mean search and
-  policy error of both against wall time.
+  `agent` (ours / peer, or the two `--names`), `wall_s`, `cpu_s`,
+  `iteration`, `nn_evals_total` and the error rates, and
+  `--out/peer_recipe.png` plots the mean search and policy error of both
+  against wall time.
 * The arena: the final networks of both runs, each searching
   `--simulations` PUCT simulations per move (no noise), play each other and
   the random-rollout MCGS baseline (`--baseline-simulations`), `--games`

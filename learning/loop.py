@@ -411,7 +411,7 @@ class Run:
 
   def _save(self, iteration: int):
     if iteration == 1 or iteration % self.config.checkpoint_every == 0:
-      self._checkpoint()
+      self._checkpoint(iteration)
     write_metrics(os.path.join(self.directory, METRICS), self.rows)
     checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.playing_variables)
     if "snapshot" in self.rows[-1]:
@@ -432,8 +432,7 @@ class Run:
         self._writer.add_scalar(key, value, row["iteration"])
     self._writer.flush()
 
-  def _checkpoint(self):
-    iteration = int(self.state["iteration"])
+  def _checkpoint(self, iteration: int):
     self.checkpoints.save(iteration, self.state, dict(
         config=self.config.to_json(), rows=self.rows,
         arena=[list(r) for r in self.arena_records]))
@@ -445,7 +444,7 @@ class Run:
     iteration = int(self.state["iteration"])
     # An iteration stopped between its state and its row is not finished.
     if self.checkpointed < iteration and len(self.rows) == iteration:
-      self._checkpoint()
+      self._checkpoint(iteration)
     self.checkpoints.close()
     if hasattr(self, "_writer"):
       self._writer.close()

@@ -84,7 +84,6 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   assert len(_read(os.path.join(out, "race_final.csv"))) == 2
 
 
-
 def test_race_names_label_both_runs(peer_run, tmp_path):
   out = str(tmp_path / "named")
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
@@ -102,6 +101,7 @@ def test_race_names_label_both_runs(peer_run, tmp_path):
   for bad in (["--names", "a", "a"], ["--names", "a", "rollout"], ["--agents", "ours"]):
     with pytest.raises(SystemExit):
       race.main(argv + bad)
+
 
 def test_eval_search_scores_variants_and_skips_done_ones(peer_run, tmp_path, capsys):
   argv = [peer_run, "--variants", "base", "solver", "--positions", "2", "--fresh", "0",

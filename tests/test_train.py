@@ -69,7 +69,6 @@ def test_resume_equals_uninterrupted(tmp_path):
   assert np.isfinite(rows[-1]["loss"])
 
 
-
 def test_checkpoint_every_saves_fewer_steps_and_resumes_to_the_same_run(tmp_path):
   """`checkpoint_every` 3: steps 1, 3 and the last one before `close`; a run
   stopped without `close` (as by SIGKILL) repeats the iterations after its
@@ -93,6 +92,7 @@ def test_checkpoint_every_saves_fewer_steps_and_resumes_to_the_same_run(tmp_path
   assert [r["loss"] for r in rows] == [r["loss"] for r in resumed_rows]
   with pytest.raises(ValueError, match="checkpoint_every"):
     _config(checkpoint_every=0)
+
 
 def test_overlapped_iterations_resume_and_train_one_iteration_behind(tmp_path):
   config = _config(overlap=True)
