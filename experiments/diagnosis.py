@@ -127,6 +127,23 @@ VARIANTS = {
     # combo_b with self-play and evaluation on a moving average of the weights.
     "combo_b_ema": ("combo_b + self-play on the moving average of the weights (ema_decay 0.95)",
                     dict(_COMBO_B, ema_decay=0.95)),
+    # The two changes that each lowered the value's sign error at this
+    # budget (combo_b_td, combo_b_ema), together.
+    "combo_b_td_ema": ("combo_b_td + self-play on the moving average of the weights (0.95)",
+                       dict(_COMBO_B_TD, ema_decay=0.95)),
+    # combo_b with a network ~9x cheaper per evaluation on this CPU: does
+    # the recipe turn the extra positions into a better agent?
+    "combo_b_resmlp": ("combo_b with the ResMLP (4 residual Dense layers of 256 units)",
+                       dict(_COMBO_B, network="resmlp",
+                            network_kwargs={"num_layers": 4, "width": 256})),
+    # The same with 512 units (1.1M parameters, ~4x the 256-unit cost, still
+    # ~3x cheaper than the ResNet 4x32 here), and with the lambda-return targets.
+    "combo_b_resmlp512": ("combo_b with the ResMLP of 4 residual Dense layers of 512 units",
+                          dict(_COMBO_B, network="resmlp",
+                               network_kwargs={"num_layers": 4, "width": 512})),
+    "combo_b_td_resmlp": ("combo_b_td with the ResMLP (4 residual Dense layers of 256 units)",
+                          dict(_COMBO_B_TD, network="resmlp",
+                               network_kwargs={"num_layers": 4, "width": 256})),
 }
 
 
