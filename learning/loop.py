@@ -111,6 +111,17 @@ class CheckpointFallbackWarning(UserWarning):
   earlier one."""
 
 
+def metric_fields(rows: list[dict]) -> list[str]:
+  """The CSV's columns: every key of `rows`, in order of first appearance."""
+  fields, seen = [], set()
+  for row in rows:
+    for key in row:
+      if key not in seen:
+        seen.add(key)
+        fields.append(key)
+  return fields
+
+
 def write_metrics(path: str, rows: list[dict]) -> None:
   """Rewrites the CSV from all rows (atomic), columns in order of appearance.
 
@@ -118,15 +129,29 @@ def write_metrics(path: str, rows: list[dict]) -> None:
     path: the CSV file.
     rows: the metrics rows (dicts).
   """
-  fields = []
-  for row in rows:
-    fields += [k for k in row if k not in fields]
   tmp = path + ".tmp"
   with open(tmp, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=fields)
+    writer = csv.DictWriter(f, fieldnames=metric_fields(rows))
     writer.writeheader()
     writer.writerows(rows)
   os.replace(tmp, path)
+
+
+def append_metrics(path: str, row: dict, fields: list[str]) -> None:
+  """Appends `row` to a CSV that `write_metrics` wrote with columns `fields`.
+
+  The file ends as `write_metrics` would write it with the row added, as
+  long as the row brings no new column (the caller rewrites then). Long
+  runs make tens of thousands of rows: rewriting them all every iteration
+  would cost more than a short iteration.
+
+  Args:
+    path: the CSV file.
+    row: the new row; its keys are among `fields`.
+    fields: the file's columns.
+  """
+  with open(path, "a", newline="") as f:
+    csv.DictWriter(f, fieldnames=fields).writerow(row)
 
 
 def _round(value):
@@ -156,6 +181,8 @@ class Run:
     self._write_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
+    # metrics.csv's columns once this process has written it (`_write_row`).
+    self._metric_fields, self._metric_field_set = None, set()
     try:
       self.state, self.rows = self._start()
       self.checkpointed = int(self.state["iteration"])
@@ -256,6 +283,8 @@ class Run:
       # The CSV may hold rows of iterations whose checkpoint never completed
       # or was moved aside: the checkpoint's rows are the truth.
       write_metrics(metrics_path, rows)
+      self._metric_fields = metric_fields(rows)
+      self._metric_field_set = set(self._metric_fields)
     state = self._place(state)
     return state, rows
 
@@ -412,12 +441,24 @@ class Run:
   def _save(self, iteration: int):
     if iteration == 1 or iteration % self.config.checkpoint_every == 0:
       self._checkpoint(iteration)
-    write_metrics(os.path.join(self.directory, METRICS), self.rows)
+    self._write_row(os.path.join(self.directory, METRICS))
     checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.playing_variables)
     if "snapshot" in self.rows[-1]:
       plots.plot_run(self.directory)
     if self.tensorboard:
       self._tensorboard(self.rows[-1])
+
+  def _write_row(self, path: str):
+    """Appends the last row to metrics.csv, or rewrites the file when the row
+    brings a new column (the first evaluation's figures) or this process has
+    not written it yet."""
+    row = self.rows[-1]
+    if self._metric_fields is not None and set(row) <= self._metric_field_set:
+      append_metrics(path, row, self._metric_fields)
+      return
+    write_metrics(path, self.rows)
+    self._metric_fields = metric_fields(self.rows)
+    self._metric_field_set = set(self._metric_fields)
 
   def _tensorboard(self, row):
     try:

@@ -367,6 +367,32 @@ def test_evaluation_columns_and_plots(tmp_path):
   assert own["keeps_value"] == pytest.approx(second["search_keeps_value"])
 
 
+def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monkeypatch):
+  """metrics.csv is rewritten only when a row brings new columns (the first
+  evaluation) or a process writes it first; otherwise the row is appended,
+  and the file is byte for byte what a full rewrite gives."""
+  from learning import loop
+  rewrites = []
+  full_write = loop.write_metrics
+
+  def counted(path, rows):
+    rewrites.append(len(rows))
+    full_write(path, rows)
+
+  monkeypatch.setattr(loop, "write_metrics", counted)
+  config = _config(eval_every=2, eval_simulations=4)
+  _run(tmp_path / "run", config, 5)
+  _, rows = _run(tmp_path / "run", config, 7)   # a second process resumes
+  # The first row; the evaluation columns at 2; the resumed process's
+  # checkpoint rows at 5 (its rows 6 and 7 are appended).
+  assert rewrites == [1, 2, 5], rewrites
+  full_write(str(tmp_path / "full.csv"), rows)
+  written = (tmp_path / "run" / train.METRICS).read_bytes()
+  assert written == (tmp_path / "full.csv").read_bytes()
+  assert _iterations(tmp_path / "run") == list(range(1, 8))
+  assert "search_keeps_value" in rows[1] and "search_keeps_value" not in rows[2]
+
+
 def test_tensorboard_events(tmp_path):
   pytest.importorskip("tensorboardX")
   run = train.Run(str(tmp_path), _config(), tensorboard=True)
