@@ -381,16 +381,16 @@ def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monk
 
   monkeypatch.setattr(loop, "write_metrics", counted)
   config = _config(eval_every=2, eval_simulations=4)
-  _run(tmp_path / "run", config, 5)
-  _, rows = _run(tmp_path / "run", config, 7)   # a second process resumes
+  _run(tmp_path / "run", config, 3)
+  _, rows = _run(tmp_path / "run", config, 4)   # a second process resumes
   # The first row; the evaluation columns at 2; the resumed process's
-  # checkpoint rows at 5 (its rows 6 and 7 are appended).
-  assert rewrites == [1, 2, 5], rewrites
+  # checkpoint rows at 3. Rows 3 and 4 (evaluated: no new column) are appended.
+  assert rewrites == [1, 2, 3], rewrites
   full_write(str(tmp_path / "full.csv"), rows)
   written = (tmp_path / "run" / train.METRICS).read_bytes()
   assert written == (tmp_path / "full.csv").read_bytes()
-  assert _iterations(tmp_path / "run") == list(range(1, 8))
-  assert "search_keeps_value" in rows[1] and "search_keeps_value" not in rows[2]
+  assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
+  assert "search_keeps_value" in rows[3] and "search_keeps_value" not in rows[2]
 
 
 def test_tensorboard_events(tmp_path):
