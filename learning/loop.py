@@ -112,7 +112,14 @@ class CheckpointFallbackWarning(UserWarning):
 
 
 def metric_fields(rows: list[dict]) -> list[str]:
-  """The CSV's columns: every key of `rows`, in order of first appearance."""
+  """The CSV's columns: every key of `rows`, in order of first appearance.
+
+  Args:
+    rows: the metrics rows (dicts).
+
+  Returns:
+    The column names.
+  """
   fields, seen = [], set()
   for row in rows:
     for key in row:
