@@ -67,6 +67,8 @@ BASE = dict(
 _COMBO_B = dict(root_policy="gumbel", simulations=32, outcome_weight=0.5, opening_plies=8)
 # combo_b with the lambda-return value targets in place of the mix.
 _COMBO_B_TD = dict(_COMBO_B, outcome_weight=1.0, value_lambda=0.9)
+# The ResMLP of 4 residual Dense layers of 256 units instead of the ResNet.
+_RESMLP = dict(network="resmlp", network_kwargs={"num_layers": 4, "width": 256})
 
 VARIANTS = {
     "base": ("the shipped run's settings", {}),
@@ -88,7 +90,7 @@ VARIANTS = {
     # XLA:CPU runs the 4x32 ResNet at ~9k evaluations per CPU second (B=128),
     # this network at ~100k+: the search, not the network, then bounds self-play.
     "resmlp": ("ResMLP, 4 residual Dense layers of 256 units, instead of the ResNet",
-               dict(network="resmlp", network_kwargs={"num_layers": 4, "width": 256})),
+               dict(_RESMLP)),
     "no_bn": ("ResNet without BatchNorm (biased convolutions)",
               dict(network_kwargs={"num_blocks": 4, "channels": 32, "batch_norm": False})),
     "sims_16": ("16 simulations per move (PUCT)", dict(simulations=16)),
@@ -134,16 +136,14 @@ VARIANTS = {
     # combo_b with a network ~9x cheaper per evaluation on this CPU: does
     # the recipe turn the extra positions into a better agent?
     "combo_b_resmlp": ("combo_b with the ResMLP (4 residual Dense layers of 256 units)",
-                       dict(_COMBO_B, network="resmlp",
-                            network_kwargs={"num_layers": 4, "width": 256})),
+                       dict(_COMBO_B, **_RESMLP)),
     # The same with 512 units (1.1M parameters, ~4x the 256-unit cost, still
     # ~3x cheaper than the ResNet 4x32 here), and with the lambda-return targets.
     "combo_b_resmlp512": ("combo_b with the ResMLP of 4 residual Dense layers of 512 units",
                           dict(_COMBO_B, network="resmlp",
                                network_kwargs={"num_layers": 4, "width": 512})),
     "combo_b_td_resmlp": ("combo_b_td with the ResMLP (4 residual Dense layers of 256 units)",
-                          dict(_COMBO_B_TD, network="resmlp",
-                               network_kwargs={"num_layers": 4, "width": 256})),
+                          dict(_COMBO_B_TD, **_RESMLP)),
 }
 
 

@@ -120,28 +120,27 @@ def metric_fields(rows: list[dict]) -> list[str]:
   Returns:
     The column names.
   """
-  fields, seen = [], set()
-  for row in rows:
-    for key in row:
-      if key not in seen:
-        seen.add(key)
-        fields.append(key)
-  return fields
+  return list(dict.fromkeys(key for row in rows for key in row))
 
 
-def write_metrics(path: str, rows: list[dict]) -> None:
+def write_metrics(path: str, rows: list[dict]) -> list[str]:
   """Rewrites the CSV from all rows (atomic), columns in order of appearance.
 
   Args:
     path: the CSV file.
     rows: the metrics rows (dicts).
+
+  Returns:
+    The file's columns (`metric_fields(rows)`).
   """
+  fields = metric_fields(rows)
   tmp = path + ".tmp"
   with open(tmp, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=metric_fields(rows))
+    writer = csv.DictWriter(f, fieldnames=fields)
     writer.writeheader()
     writer.writerows(rows)
   os.replace(tmp, path)
+  return fields
 
 
 def append_metrics(path: str, row: dict, fields: list[str]) -> None:
@@ -189,7 +188,7 @@ class Run:
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
     # metrics.csv's columns once this process has written it (`_write_row`).
-    self._metric_fields, self._metric_field_set = None, set()
+    self._metric_fields = None
     try:
       self.state, self.rows = self._start()
       self.checkpointed = int(self.state["iteration"])
@@ -289,9 +288,7 @@ class Run:
             f"{int(state['iteration'])}, {len(rows)} metrics rows")
       # The CSV may hold rows of iterations whose checkpoint never completed
       # or was moved aside: the checkpoint's rows are the truth.
-      write_metrics(metrics_path, rows)
-      self._metric_fields = metric_fields(rows)
-      self._metric_field_set = set(self._metric_fields)
+      self._metric_fields = write_metrics(metrics_path, rows)
     state = self._place(state)
     return state, rows
 
@@ -460,12 +457,10 @@ class Run:
     brings a new column (the first evaluation's figures) or this process has
     not written it yet."""
     row = self.rows[-1]
-    if self._metric_fields is not None and set(row) <= self._metric_field_set:
+    if self._metric_fields is not None and row.keys() <= set(self._metric_fields):
       append_metrics(path, row, self._metric_fields)
-      return
-    write_metrics(path, self.rows)
-    self._metric_fields = metric_fields(self.rows)
-    self._metric_field_set = set(self._metric_fields)
+    else:
+      self._metric_fields = write_metrics(path, self.rows)
 
   def _tensorboard(self, row):
     try:

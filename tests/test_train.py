@@ -377,7 +377,7 @@ def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monk
 
   def counted(path, rows):
     rewrites.append(len(rows))
-    full_write(path, rows)
+    return full_write(path, rows)
 
   monkeypatch.setattr(loop, "write_metrics", counted)
   config = _config(eval_every=2, eval_simulations=4)
