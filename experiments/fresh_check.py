@@ -14,7 +14,9 @@ and the reference, an MCTS-Solver with random rollouts (`--reference-
 simulations`, the terminal solver on), choose a move in every position; a
 move keeps the outcome when it keeps the position's exact result (won stays
 won, drawn stays drawn; any move in a lost position). Rates with Wilson 95%
-intervals go to `--out/fresh_check.csv` and print as a table.
+intervals go to `--out/fresh_check.csv` and print as a table; a rerun keeps
+the file's rows and measures only the contestants (and the reference) not yet
+there for the seed.
 """
 
 import argparse
@@ -83,14 +85,40 @@ def contestants(agent_dirs, simulations: int, reference_simulations: int):
   return out
 
 
+def previous_rows(path: str) -> list[dict]:
+  """The rows of an earlier `fresh_check.csv` at `path` ([] when there is none)."""
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
+def merge_rows(previous: list[dict], new: list[dict]) -> list[dict]:
+  """`previous` then `new`, a new row replacing a previous one of the same
+  (band, agent, seed)."""
+  def key(row):
+    return row["band"], row["agent"], str(row["seed"])
+  replaced = {key(row) for row in new}
+  return [row for row in previous if key(row) not in replaced] + list(new)
+
+
 def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulations: int,
         out: str | None) -> list[dict]:
+  """Measures every contestant not yet in `out`/fresh_check.csv for `seed`
+  (delete its rows to measure it again) and writes the file: the earlier rows,
+  then the new ones."""
+  path = os.path.join(out, "fresh_check.csv") if out else None
+  previous = previous_rows(path) if path else []
+  done = {(r["band"], r["agent"]) for r in previous if r["seed"] == str(seed)}
   rows = []
   players = contestants(agent_dirs, simulations, reference_simulations)
   for band in BANDS:
     positions = labelled_positions(band, count, seed)
     states = position_states(positions)
     for name, agent in players:
+      if (band, name) in done:
+        print(f"{band:12s} {name:55s} already in {path}", flush=True)
+        continue
       kept = kept_count(agent, positions, states, jax.random.PRNGKey(seed))
       low, high = accuracy.wilson(kept, len(positions))
       rows.append(dict(band=band, stones=f"{BANDS[band][0]}-{BANDS[band][1]}", agent=name,
@@ -98,12 +126,13 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
                        low=round(low, 4), high=round(high, 4), seed=seed))
       print(f"{band:12s} {name:55s} keeps the outcome in {100 * kept / len(positions):5.1f}% "
             f"[{100 * low:.1f}, {100 * high:.1f}]", flush=True)
-  if out:
+  if path and rows:
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "fresh_check.csv"), "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    merged = merge_rows(previous, rows)
+    with open(path, "w", newline="") as f:
+      writer = csv.DictWriter(f, fieldnames=list(merged[0]))
       writer.writeheader()
-      writer.writerows(rows)
+      writer.writerows(merged)
   return rows
 
 
