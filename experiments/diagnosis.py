@@ -5,6 +5,7 @@
   python -m experiments.diagnosis summarize                   # CSVs, table, plots
   python -m experiments.diagnosis final-eval                  # last snapshots, 1000 positions
   python -m experiments.diagnosis value-curve runs/connect4_v1 --positions 400   # value head per snapshot
+  python -m experiments.diagnosis snapshot-curve runs/connect4_v7 --positions 400 # all errors per snapshot
   python -m experiments.diagnosis list
 
 Every variant starts from `BASE` (the settings of the Connect-4 agent shipped
@@ -313,6 +314,16 @@ def final_evaluation(root: str, docs: str, positions: int, names=None) -> list[d
   return rows
 
 
+def _snapshots(directory: str):
+  """Yields (iteration, config, env, eval_fn, variables) for every snapshot of a run."""
+  config = checkpoint.load_config(directory)
+  env, network, eval_fn = checkpoint.build_network(config)
+  template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
+  for iteration in evaluation.snapshot_iterations(directory):
+    yield (iteration, config, env, eval_fn,
+           checkpoint.read_variables(evaluation.snapshot_path(directory, iteration), template))
+
+
 def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   """The value head's error at every snapshot of a Connect-4 run.
 
@@ -320,12 +331,8 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   mean, the six `value_c4_sign_error_<set>` and their mean) and returns the
   rows.
   """
-  config = checkpoint.load_config(directory)
-  env, network, eval_fn = checkpoint.build_network(config)
-  template = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
   rows = []
-  for iteration in evaluation.snapshot_iterations(directory):
-    variables = checkpoint.read_variables(evaluation.snapshot_path(directory, iteration), template)
+  for iteration, _, _, eval_fn, variables in _snapshots(directory):
     figures = ground_truth.connect4_value_errors(eval_fn, variables, jax.random.PRNGKey(0),
                                                  positions_per_set=positions)
     row = dict(iteration=iteration, **{f"value_c4_error_{s}": figures[f"c4_error_{s}"]
@@ -342,13 +349,45 @@ def value_curve(directory: str, out: str, positions: int) -> list[dict]:
   return rows
 
 
+def snapshot_curve(directory: str, out: str, positions: int) -> list[dict]:
+  """The search, policy and value errors at every snapshot of a Connect-4 run.
+
+  The run's own curve uses 100 positions per set (about +-2 points on the
+  mean); this one re-evaluates its snapshots on `positions` per set with the
+  run's evaluation search.
+
+  Args:
+    directory: the run directory (config.json, snapshots/).
+    out: the CSV written (iteration, then `evaluation.connect4_error_summary`'s
+      columns).
+    positions: positions per Pons set.
+
+  Returns:
+    The rows.
+  """
+  rows = []
+  for iteration, config, env, eval_fn, variables in _snapshots(directory):
+    config = config_lib.replace(config, eval_positions=positions)
+    row = dict(iteration=iteration)
+    row.update(evaluation.connect4_error_summary(env, eval_fn, variables, jax.random.PRNGKey(0),
+                                                 config))
+    rows.append(row)
+    print(f"iteration {iteration}: search {100 * row['search_mean']:.2f}%, policy "
+          f"{100 * row['policy_mean']:.2f}%, value sign {100 * row['value_sign_mean']:.2f}%",
+          flush=True)
+  os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+  loop.write_metrics(out, rows)
+  return rows
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("command", choices=("run", "summarize", "list", "final-eval",
-                                          "value-curve"))
+                                          "value-curve", "snapshot-curve"))
   parser.add_argument("variants", nargs="*",
-                      help="variant names (run, final-eval); value-curve: a run directory")
+                      help="variant names (run, final-eval); value-curve, snapshot-curve: "
+                      "run directories")
   parser.add_argument("--all", action="store_true", help="run every variant, in order")
   parser.add_argument("--budget", type=float, default=1200.0,
                       help="cpu_s per run, seconds (default 1200)")
@@ -364,6 +403,11 @@ def main(argv=None):
     for directory in args.variants:
       name = os.path.basename(os.path.normpath(directory))
       value_curve(directory, os.path.join(args.docs, f"value_curve_{name}.csv"), args.positions)
+  elif args.command == "snapshot-curve":
+    for directory in args.variants:
+      name = os.path.basename(os.path.normpath(directory))
+      snapshot_curve(directory, os.path.join(args.docs, f"snapshot_curve_{name}.csv"),
+                     args.positions)
   elif args.command == "final-eval":
     final_evaluation(args.root, args.docs, args.positions, args.variants or None)
   elif args.command == "run":
