@@ -34,10 +34,10 @@ train: $(STAMP)
 comma := ,
 
 # The Connect-4 recipe from scratch: 18000 CPU s of overlapped self-play and
-# training (under 3 hours of the idle 2-core machine, evaluations included);
-# rerun to resume.
+# training (about 2.9 hours of the idle 2-core machine, evaluations included);
+# rerun to resume. The run the shipped agent came from is runs/connect4_v7.
 train-connect4: $(STAMP)
-	$(PY) -m experiments.train --env connect4 --out runs/connect4_v7 --cpu-budget 18000
+	$(PY) -m experiments.train --env connect4 --out runs/connect4_recipe --cpu-budget 18000
 
 # --dist loadfile: a test file's tests run in one worker, so they share its
 # module fixtures and the programs jax compiled for them. --no-loadscope-reorder:
