@@ -50,6 +50,7 @@ from learning import checkpoint
 from learning import config as config_lib
 from learning import elo
 from learning import ground_truth
+from learning import loop
 from mcgs_jax import dual
 from experiments import train
 
@@ -105,13 +106,6 @@ def cell_config(game: str, algo: str, backup: str, seed: int, channels: int = 64
       small_simulations=small, large_simulations=large, eval_every=0, seed=seed,
       learning_rate=1e-3, replay_capacity=20_000, node_factor=1.0, reuse_graph=False,
       **_STEP[game], **search)
-
-
-def _read_csv(path):
-  if not os.path.exists(path):
-    return []
-  with open(path) as f:
-    return list(csv.DictReader(f))
 
 
 def _write_csv(path, rows, fields):
@@ -210,13 +204,14 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, pla
       # Stopped between the step's checkpoint and its snapshot.
       checkpoint.write_variables(snapshot(last), jax.device_get(run.state["variables"]))
     games_path = os.path.join(directory, "games.csv")
-    records = [(int(r["a"]), int(r["b"]), float(r["score"])) for r in _read_csv(games_path)]
+    records = [(int(r["a"]), int(r["b"]), float(r["score"]))
+               for r in loop.read_metrics(games_path)]
     done = {(a, b) for a, b, _ in records}
     step_rows = [dict(step=int(r["iteration"]), step_s=float(r["selfplay_s"]) + float(r["train_s"]),
                       loss=r.get("loss", "")) for r in run.rows]
 
     truth_path = os.path.join(directory, "truth.csv")
-    truth = {int(r["step"]): float(r["keeps_value"]) for r in _read_csv(truth_path)}
+    truth = {int(r["step"]): float(r["keeps_value"]) for r in loop.read_metrics(truth_path)}
 
     def variables_of(t):
       return checkpoint.read_variables(snapshot(t), jax.device_get(run.state["variables"]))

@@ -14,7 +14,6 @@ skips the variants already there for the same run directory).
 """
 
 import argparse
-import csv
 import dataclasses
 import os
 import sys
@@ -86,10 +85,7 @@ def main(argv=None):
     if name not in VARIANTS:
       parser.error(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
   path = os.path.join(args.out, "eval_search.csv")
-  rows = []
-  if os.path.exists(path):
-    with open(path, newline="") as f:
-      rows = list(csv.DictReader(f))
+  rows = loop.read_metrics(path)
   done = {(r["run"], r["variant"], int(r["simulations"]), int(r["positions"])) for r in rows}
   env, eval_fn, params = checkpoint.load_agent(args.run)
   base = agents.SearchAgent(

@@ -20,7 +20,6 @@ there for the seed.
 """
 
 import argparse
-import csv
 import os
 import pathlib
 import sys
@@ -35,6 +34,7 @@ from envs import pons
 from experiments import connect4_accuracy as accuracy
 from learning import agents
 from learning import checkpoint
+from learning import loop
 
 BANDS = {"early-middle": (8, 14), "middle": (15, 24)}
 CACHE = pathlib.Path("results")
@@ -85,14 +85,6 @@ def contestants(agent_dirs, simulations: int, reference_simulations: int):
   return out
 
 
-def previous_rows(path: str) -> list[dict]:
-  """The rows of an earlier `fresh_check.csv` at `path` ([] when there is none)."""
-  if not os.path.exists(path):
-    return []
-  with open(path, newline="") as f:
-    return list(csv.DictReader(f))
-
-
 def merge_rows(previous: list[dict], new: list[dict]) -> list[dict]:
   """`previous` then `new`, a new row replacing a previous one of the same
   (band, agent, seed)."""
@@ -108,7 +100,7 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
   (delete its rows to measure it again) and writes the file: the earlier rows,
   then the new ones."""
   path = os.path.join(out, "fresh_check.csv") if out else None
-  previous = previous_rows(path) if path else []
+  previous = loop.read_metrics(path) if path else []
   done = {(r["band"], r["agent"]) for r in previous if r["seed"] == str(seed)}
   rows = []
   players = contestants(agent_dirs, simulations, reference_simulations)
@@ -128,11 +120,7 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
             f"[{100 * low:.1f}, {100 * high:.1f}]", flush=True)
   if path and rows:
     os.makedirs(out, exist_ok=True)
-    merged = merge_rows(previous, rows)
-    with open(path, "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=list(merged[0]))
-      writer.writeheader()
-      writer.writerows(merged)
+    loop.write_metrics(path, merge_rows(previous, rows))
   return rows
 
 

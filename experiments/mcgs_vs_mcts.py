@@ -89,6 +89,7 @@ from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-p
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
@@ -310,13 +311,6 @@ def make_agent(setting: Setting, config: mcgs_jax.SearchConfig, name: str) -> Me
 # -------------------------------------------------------------------- matches
 
 
-def read_csv(path: str) -> list[dict]:
-  if not os.path.exists(path):
-    return []
-  with open(path, newline="") as f:
-    return list(csv.DictReader(f))
-
-
 def append_csv(path: str, rows: list[dict], fields) -> None:
   os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
   new = not os.path.exists(path)
@@ -365,7 +359,7 @@ def _done(out: str | None) -> set:
   if not out:
     return set()
   return {(r["part"], r["env"], r["network"], r["a"], r["b"], int(r["games"]))
-          for r in read_csv(os.path.join(out, "matches.csv"))}
+          for r in loop.read_metrics(os.path.join(out, "matches.csv"))}
 
 
 def _match_key(part: str, setting: Setting, a_name: str, b_name: str) -> tuple:
@@ -483,7 +477,7 @@ def measured_times(out: str | None, setting: Setting, configs: dict) -> dict | N
     return None
   count = str(setting.num_openings)
   found = {}
-  for r in read_csv(os.path.join(out, "timing.csv")):
+  for r in loop.read_metrics(os.path.join(out, "timing.csv")):
     if (r["env"], r["network"], r.get("openings")) == (setting.env.id, setting.network, count):
       found[(r["mode"], int(r["budget"]))] = float(r["ms_per_move"])
   if not all(key in found for key in configs):
@@ -633,7 +627,7 @@ def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str
 
 def write_plots(out: str, docs: str | None) -> list[str]:
   """Plots (and, with `docs`, CSV summaries beside them) from OUT/matches.csv."""
-  rows = largest_matches(read_csv(os.path.join(out, "matches.csv")))
+  rows = largest_matches(loop.read_metrics(os.path.join(out, "matches.csv")))
   target = docs or os.path.join(out, "plots")
   written = []
   groups = sorted({(r["part"], r["env"], r["network"]) for r in rows})
@@ -759,7 +753,7 @@ def main(argv=None):
     for path in write_plots(out, args.docs):
       print(path)
   if args.part == "plots":
-    rows = largest_matches(read_csv(os.path.join(out, "matches.csv")))
+    rows = largest_matches(loop.read_metrics(os.path.join(out, "matches.csv")))
     for part in ("evals", "time", "ablation", "nim"):
       mine = [r for r in rows if r["part"] == part]
       if mine:

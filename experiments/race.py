@@ -101,10 +101,7 @@ def final_rows(ours: str, peer: str, out: str, positions: int,
                names: tuple[str, str] = NAMES) -> list[dict]:
   """Evaluates the final agents on `positions` per set; writes race_final.csv."""
   path = os.path.join(out, "race_final.csv")
-  rows = []
-  if os.path.exists(path):
-    with open(path, newline="") as f:
-      rows = list(csv.DictReader(f))
+  rows = loop.read_metrics(path)
   done = {r["agent"] for r in rows}
   for agent, directory in zip(names, (ours, peer)):
     if agent in done or agent not in agents_to_run:

@@ -111,6 +111,21 @@ class CheckpointFallbackWarning(UserWarning):
   earlier one."""
 
 
+def read_metrics(path: str) -> list[dict]:
+  """The rows of a CSV that `write_metrics` (or any header-first CSV) wrote.
+
+  Args:
+    path: the CSV file.
+
+  Returns:
+    Its rows as dicts of strings ([] when the file does not exist).
+  """
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
 def metric_fields(rows: list[dict]) -> list[str]:
   """The CSV's columns: every key of `rows`, in order of first appearance.
 

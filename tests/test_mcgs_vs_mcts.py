@@ -10,6 +10,7 @@ import envs
 import mcgs_jax
 from envs import pons
 from experiments import mcgs_vs_mcts as mvm
+from learning import loop
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +118,8 @@ def test_equal_evals_rows_use_equal_evaluations_and_resume(nim_setting, tmp_path
   assert row["a_nodes"] == row["a_nn_evals"] and row["b_nodes"] == row["b_nn_evals"]
   # Rerunning skips the finished match; the CSVs hold it once.
   assert not mvm.equal_evals(nim_setting, ["mcgs", "tree"], [8], part="nim", out=out)
-  assert len(mvm.read_csv(os.path.join(out, "matches.csv"))) == 1
-  assert len(mvm.read_csv(os.path.join(out, "games.csv"))) == 6
+  assert len(loop.read_metrics(os.path.join(out, "matches.csv"))) == 1
+  assert len(loop.read_metrics(os.path.join(out, "games.csv"))) == 6
   written = mvm.write_plots(out, str(tmp_path / "docs"))
   assert any(p.endswith(".png") for p in written) and all(os.path.exists(p) for p in written)
   # More openings make another match of the pairing; the summaries take it.
@@ -126,7 +127,7 @@ def test_equal_evals_rows_use_equal_evaluations_and_resume(nim_setting, tmp_path
   rows = mvm.equal_evals(more, ["mcgs", "tree"], [8], part="nim", out=out)
   assert len(rows) == 1 and rows[0]["games"] == 8
   assert not mvm.equal_evals(more, ["mcgs", "tree"], [8], part="nim", out=out)
-  matches = mvm.read_csv(os.path.join(out, "matches.csv"))
+  matches = loop.read_metrics(os.path.join(out, "matches.csv"))
   assert [r["games"] for r in matches] == ["6", "8"]
   assert [r["games"] for r in mvm.largest_matches(matches)] == ["8"]
 
@@ -157,9 +158,9 @@ def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting, tmp_pat
   assert row["a_max_nn_evals"] <= row["budget_a"] and row["b_max_nn_evals"] <= 4
   assert row["a_ms_per_move"] > 0 and row["b_ms_per_move"] > 0
   # A rerun reuses the measured times, so it finds the same match played.
-  timing = mvm.read_csv(os.path.join(str(tmp_path), "timing.csv"))
+  timing = loop.read_metrics(os.path.join(str(tmp_path), "timing.csv"))
   assert not mvm.equal_time(nim_setting, ["mcgs", "tree"], [4], out=str(tmp_path))
-  assert mvm.read_csv(os.path.join(str(tmp_path), "timing.csv")) == timing
+  assert loop.read_metrics(os.path.join(str(tmp_path), "timing.csv")) == timing
 
 
 def test_load_network_names_distinct_committed_agents():
