@@ -537,3 +537,11 @@ def test_diagnosis_run_stops_with_resume_line(tmp_path, monkeypatch):
       f"{names[0]}: the training exited with code 130; rerun "
       f"`python -m experiments.diagnosis run {names[0]} --budget 600 --root {tmp_path}` "
       "to resume")
+
+
+def test_connect4_defaults_are_the_shipped_agents_training_config():
+  """`make train-connect4` (the connect4 defaults) trains the run the shipped
+  agent came from: its config.json holds exactly the defaults."""
+  with open(os.path.join(ROOT, "networks", "pretrained", "connect4", "config.json")) as f:
+    shipped = config_lib.TrainConfig.from_json(json.load(f))
+  assert shipped == config_lib.default_config("connect4")
