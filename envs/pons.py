@@ -1,10 +1,11 @@
 """Pascal Pons' Connect-4 test positions and exactly labelled positions.
 
-Pons' six sets live in `../shared/data/connect4` (`DATA_DIR`). Set names may
-be given with or without the file prefix: "L2_R1" or "Test_L2_R1". Scores
-files hold `MOVES SCORE` lines; `_columns` files hold `MOVES v1,...,v7`, the
-score after each column from the opponent's view, 43 for a full column (read
-as None). See the data folder's README.
+Pons' six sets ship with the package, in `envs/data/connect4` (`DATA_DIR`,
+read through `importlib.resources`, so an installed wheel has them too). Set
+names may be given with or without the file prefix: "L2_R1" or "Test_L2_R1".
+Scores files hold `MOVES SCORE` lines; `_columns` files hold
+`MOVES v1,...,v7`, the score after each column from the opponent's view, 43
+for a full column (read as None). See the data folder's README.
 
 `Position` is a position with the exact score of every column;
 `load_set` reads one of Pons' sets, `label` scores any position with the
@@ -13,13 +14,14 @@ them.
 """
 
 import dataclasses
+import importlib.resources
 import pathlib
 
 import numpy as np
 
 from envs import connect4
 
-DATA_DIR = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+DATA_DIR = pathlib.Path(str(importlib.resources.files("envs") / "data" / "connect4"))
 SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
 FULL_COLUMN = 43
 
@@ -40,7 +42,8 @@ def path(name: str, columns: bool = False) -> pathlib.Path:
 
 def _lines(file: pathlib.Path, limit: int | None) -> list[str]:
   if not file.exists():
-    raise FileNotFoundError(f"{file} not found (Pons' sets live in ../shared/data/connect4)")
+    raise FileNotFoundError(f"Pons' set file {file} not found (the envs package ships them in "
+                            "envs/data/connect4; reinstall the package)")
   return [line for line in file.read_text().splitlines() if line.strip()][:limit]
 
 

@@ -75,8 +75,6 @@ def main():
   parser.add_argument("--csv", default="results/bench_solver.csv")
   args = parser.parse_args()
 
-  if not pons.DATA_DIR.exists():
-    raise SystemExit(f"benchmark data not found at {pons.DATA_DIR}")
   solver = connect4_solver.Solver()
   t0 = time.perf_counter()
   solver.solve("4455")

@@ -30,7 +30,6 @@ outcome band (win > 1/3, loss < -1/3, draw between) for the exact outcome.
 """
 
 import functools
-import warnings
 from typing import Any
 
 import jax
@@ -112,15 +111,11 @@ def keeps_value_rate(env: Any, agent: agents_lib.Agent, rng: jax.Array,
 
 
 def _pons_sets(sets, positions_per_set):
-  """(index, name, positions, states [M]) for each of Pons' sets found; a set
-  whose file is missing is skipped with a warning."""
+  """(index, name, positions, states [M]) for each of Pons' sets; a missing
+  file raises `FileNotFoundError` naming it (the sets ship with `envs`)."""
   for index, name in enumerate(sets):
     name = name.removeprefix("Test_")
-    try:
-      positions = pons.load_set(name, positions_per_set)
-    except FileNotFoundError as error:
-      warnings.warn(f"Connect-4 set {name} skipped: {error}")
-      continue
+    positions = pons.load_set(name, positions_per_set)
     states = jax.tree.map(lambda *xs: np.stack(xs),
                           *[jax.tree.map(np.asarray, connect4.from_moves(p.moves))
                             for p in positions])
@@ -142,12 +137,11 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
     chunk_size: positions per agent call (padded: one compile).
 
   Returns:
-    {'c4_error_<set>': share of moves that lose the position's outcome}. A
-    set whose file is missing (not under `envs.pons.DATA_DIR`)
-    is left out with a warning.
+    {'c4_error_<set>': share of moves that lose the position's outcome}.
 
   Raises:
     ValueError: an unknown set name, or `positions_per_set` < 1.
+    FileNotFoundError: a set's file is missing from `envs.pons.DATA_DIR`.
   """
   for name in sets:
     if name.removeprefix("Test_") not in C4_SETS:
@@ -195,8 +189,10 @@ def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
   Returns:
     {'c4_error_<set>': share of positions misread, 'c4_sign_error_<set>':
     share of the won and lost positions whose value has the wrong sign (no
-    band; NaN for a set without them)}; a set whose file is missing is left
-    out with a warning.
+    band; NaN for a set without them)}.
+
+  Raises:
+    FileNotFoundError: a set's file is missing from `envs.pons.DATA_DIR`.
   """
   figures = {}
   for index, name, positions, states in _pons_sets(sets, positions_per_set):

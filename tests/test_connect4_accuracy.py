@@ -34,17 +34,12 @@ def test_position_scoring_follows_the_columns_convention():
 
 def test_every_pons_set_agrees_with_its_scores_file():
   for name in pons.SETS:
-    try:
-      positions = acc.load_set(name)
-    except FileNotFoundError:
-      pytest.skip("../shared/data/connect4 not found")
+    positions = acc.load_set(name)
     scores = [score for _, score in pons.read_scores(name)]
     assert [p.score for p in positions] == scores
 
 
 def test_tiny_run_scores_mcgs_and_tree(tmp_path):
-  if not pons.path("L3_R1", columns=True).exists():
-    pytest.skip("../shared/data/connect4 not found")
   searches = ["mcgs", "tree"]
   if importlib.util.find_spec("pyspiel") is not None:
     searches.append("openspiel")
@@ -64,8 +59,6 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
 
 
 def test_new_switch_rows_run(tmp_path):
-  if not pons.path("L3_R1", columns=True).exists():
-    pytest.skip("../shared/data/connect4 not found")
   searches = ["katago", "mcgs+ppsoft", "mcgs+pphard", "mcgs+lcb", "mcgs+minroot"]
   for search in searches:
     acc.search_config(search, 8)
@@ -92,8 +85,6 @@ def test_classic_rows_map_to_their_switches():
 
 @pytest.mark.slow
 def test_classic_rows_run_and_report_nodes(tmp_path):
-  if not pons.path("L3_R1", columns=True).exists():
-    pytest.skip("../shared/data/connect4 not found")
   csv_path = tmp_path / "acc.csv"
   acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
             "--searches", "mcgs", *CLASSIC_ROWS, "--csv", str(csv_path)])

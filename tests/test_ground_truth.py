@@ -1,7 +1,6 @@
 """Ground truth for training: exact move values of small games, Connect-4
 error rates on Pons' sets, and the agents they are measured on."""
 
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -35,11 +34,6 @@ class _LowestMoveSpy(agents.Agent):
     del rng
     self.seen_piles.append(np.asarray(states.piles)[:, 0])
     return np.argmax(np.asarray(states.legal_action_mask), axis=1).astype(np.int32)
-
-
-def _needs_pons_data():
-  if not pons.path("L3_R1", columns=True).exists():
-    pytest.skip("../shared/data/connect4 not found")
 
 
 # ----------------------------------------------------------------- the table
@@ -145,7 +139,6 @@ def test_solver_agent_column_scores_match_the_move_string_solver():
 
 
 def test_solver_agent_makes_no_error_and_random_play_does():
-  _needs_pons_data()
   solver = ground_truth.evaluate(envs.make("connect4"), agents.Connect4SolverAgent(), RNG,
                                  c4_sets=("L3_R1", "L2_R1"), positions_per_set=10)
   assert solver == {"c4_error_L3_R1": 0.0, "c4_error_L2_R1": 0.0}
@@ -155,7 +148,6 @@ def test_solver_agent_makes_no_error_and_random_play_does():
 
 
 def test_connect4_error_is_one_minus_the_benchmarks_preserving_rate():
-  _needs_pons_data()
   # Uniform logits: the raw policy plays the leftmost free column.
   policy = agents.PolicyAgent(envs.uniform_eval(envs.make("connect4")))
   figures = ground_truth.connect4_error_rates(policy, RNG, sets=("Test_L2_R1",),
@@ -168,18 +160,14 @@ def test_connect4_error_is_one_minus_the_benchmarks_preserving_rate():
   assert 0.0 < figures["c4_error_L2_R1"] < 1.0
 
 
-def test_missing_connect4_sets_are_skipped_with_a_warning(tmp_path, monkeypatch):
+def test_a_missing_connect4_set_is_an_error_naming_its_file(tmp_path, monkeypatch):
   monkeypatch.setattr(pons, "DATA_DIR", tmp_path)
-  with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    figures = ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L3_R1",))
-  assert figures == {}
-  assert any("L3_R1 skipped" in str(w.message) for w in caught)
+  with pytest.raises(FileNotFoundError, match="Test_L3_R1_columns"):
+    ground_truth.connect4_error_rates(agents.RandomAgent(), RNG, sets=("L3_R1",))
 
 
 @pytest.mark.slow
 def test_search_agent_error_rate_on_end_games():
-  _needs_pons_data()
   c4 = envs.make("connect4")
   search = agents.rollout_baseline(c4, num_simulations=200)
   figures = ground_truth.evaluate(c4, search, RNG, c4_sets=("L3_R1",), positions_per_set=48,
@@ -195,7 +183,6 @@ def test_search_agent_error_rate_on_end_games():
 def test_connect4_value_errors_read_outcome_bands(value):
   """A constant value reads as one outcome everywhere (draw at 0, win at 0.9,
   loss at -0.5): its error is the share of positions with another outcome."""
-  _needs_pons_data()
   env = envs.make("connect4")
 
   def constant(params, rng, state):
