@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device accuracy clean
+.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device device-session accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,13 @@ bench-envs: $(STAMP)
 # and its CSVs (about 8 minutes on an H100; `--quick` is the CPU smoke run).
 bench-device: $(STAMP)
 	$(PY) -m experiments.device_report
+
+# One lent accelerator, one command (about 9 minutes): the accelerator report,
+# then the Connect-4 recipe trained for the rest of the time; writes
+# docs/device/ and docs/learning/gpu/gpu_session/ (run state under runs/).
+# `make device-session QUICK=1`: the CPU smoke run (under 3 minutes).
+device-session: $(STAMP)
+	$(PY) -m experiments.device_session $(if $(QUICK),--quick --out results/device_session)
 
 accuracy: $(BENCH_STAMP)
 	$(PY) -m experiments.connect4_accuracy

@@ -115,8 +115,23 @@ def phase_functions(env, eval_fn, config):
               step=jax.jit(step, donate_argnums=0))
 
 
-def profile(backup, batch, sims, hidden, repeats, budget_s):
-  """Rows for one backup mode."""
+def phase_calls(backup, batch, sims, hidden):
+  """The full search and each phase of one of its steps, ready to call.
+
+  Args:
+    backup: `SearchConfig.backup`.
+    batch: B.
+    sims: S.
+    hidden: the MLP's hidden sizes.
+
+  Returns:
+    dict name -> (fn, args): "search" (the whole `mcgs_jax.search`), then
+    "selection", "transition", "lookup", "evaluation", "expansion+backup"
+    and "step" on the graph half-way through a search. `args()` gives the
+    call's arguments; for the two phases that write the graph (donated to
+    them, updated in place as inside the search loop) a fresh copy of it on
+    each call, so `fn(*args())` can be repeated.
+  """
   env = envs.make("connect4")
   network = MLP(num_actions=env.num_actions, hidden_sizes=tuple(hidden))
   state = env.init(jax.random.PRNGKey(0), batch_size=batch)
@@ -124,12 +139,7 @@ def profile(backup, batch, sims, hidden, repeats, budget_s):
   eval_fn = MLPEval(network)
   config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
   rng = jax.random.PRNGKey(1)
-  rows = []
-
   search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
-  search_ms = _median_ms(lambda: search(params, rng, state), repeats, budget_s)
-  rows.append(dict(row=f"search {backup}", backup=backup, median_ms=search_ms,
-                   per_step_ms=search_ms / sims))
 
   # Half-way graph: realistic depth and occupancy for the phases.
   half = mcgs_jax.SearchConfig(num_simulations=sims // 2, backup=backup,
@@ -143,15 +153,37 @@ def profile(backup, batch, sims, hidden, repeats, budget_s):
   trans = fns["transition"](params, rng, graph, sel)
   found, free_slot = fns["lookup"](graph, trans)
   prior, value, nan = fns["evaluation"](params, rng, trans)
-  calls = dict(
-      selection=lambda: fns["selection"](params, rng, graph),
-      transition=lambda: fns["transition"](params, rng, graph, sel),
-      lookup=lambda: fns["lookup"](graph, trans),
-      evaluation=lambda: fns["evaluation"](params, rng, trans))
-  phase_ms = {name: _median_ms(call, repeats, budget_s) for name, call in calls.items()}
-  phase_ms["expansion+backup"] = _median_donated_ms(
-      fns["expansion"], graph, (sel, trans, found, free_slot, prior, value, nan), repeats)
-  phase_ms["step"] = _median_donated_ms(fns["step"], graph, (params, rng), repeats)
+
+  def fresh_graph():
+    return jax.block_until_ready(jax.tree.map(jnp.copy, graph))
+
+  return {
+      "search": (search, lambda: (params, rng, state)),
+      "selection": (fns["selection"], lambda: (params, rng, graph)),
+      "transition": (fns["transition"], lambda: (params, rng, graph, sel)),
+      "lookup": (fns["lookup"], lambda: (graph, trans)),
+      "evaluation": (fns["evaluation"], lambda: (params, rng, trans)),
+      "expansion+backup": (fns["expansion"], lambda: (
+          fresh_graph(), sel, trans, found, free_slot, prior, value, nan)),
+      "step": (fns["step"], lambda: (fresh_graph(), params, rng)),
+  }
+
+
+def profile(backup, batch, sims, hidden, repeats, budget_s, calls=None):
+  """Rows for one backup mode (`calls`: `phase_calls`' output for these
+  settings, made here where None)."""
+  calls = dict(phase_calls(backup, batch, sims, hidden) if calls is None else calls)
+  search, search_args = calls.pop("search")
+  search_ms = _median_ms(lambda: search(*search_args()), repeats, budget_s)
+  rows = [dict(row=f"search {backup}", backup=backup, median_ms=search_ms,
+               per_step_ms=search_ms / sims)]
+  phase_ms = {}
+  for name, (fn, args) in calls.items():
+    if name in ("expansion+backup", "step"):
+      graph, *rest = args()
+      phase_ms[name] = _median_donated_ms(fn, graph, tuple(rest), repeats)
+    else:
+      phase_ms[name] = _median_ms(lambda fn=fn, args=args: fn(*args()), repeats, budget_s)
   for name, ms in phase_ms.items():
     rows.append(dict(row=f"phase {name}", backup=backup, median_ms=ms, per_step_ms=ms,
                      share_of_step=round(ms / phase_ms["step"], 3)))

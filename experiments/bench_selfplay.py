@@ -108,8 +108,9 @@ class Contestant:
 
 
 def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
-                    policy: str) -> Contestant:
-  """The self-play loop of pgx's AlphaZero example on `mctx.<policy>_policy`."""
+                    policy: str, compiler_options: dict | None = None) -> Contestant:
+  """The self-play loop of pgx's AlphaZero example on `mctx.<policy>_policy`
+  (compiled with `compiler_options`, XLA's defaults for None)."""
   env = pgx.make("connect_four")
   step = jax.vmap(pgx.experimental.auto_reset(env.step, env.init))
 
@@ -149,7 +150,8 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
                 nodes_kept_per_move=0.0)
 
   state = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch_size))
-  return Contestant(play=play, state=state, net_batches_per_move=sims + 1.0, metrics=metrics)
+  return Contestant(play=benchlib.with_compiler_options(play, compiler_options), state=state,
+                    net_batches_per_move=sims + 1.0, metrics=metrics)
 
 
 def selfplay_config(backup: str, reuse: bool, sims: int,
@@ -169,12 +171,14 @@ def selfplay_config(backup: str, reuse: bool, sims: int,
 
 
 def ours_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int, backup: str,
-                    reuse: bool, gumbel: bool = False) -> Contestant:
-  """`selfplay.play` on our Connect-4."""
+                    reuse: bool, gumbel: bool = False,
+                    compiler_options: dict | None = None) -> Contestant:
+  """`selfplay.play` on our Connect-4 (compiled with `compiler_options`)."""
   env = envs.make("connect4")
   config = selfplay_config(backup, reuse, sims, gumbel)
-  jitted = jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
-                                     num_moves=num_moves))
+  jitted = benchlib.with_compiler_options(
+      jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
+                                num_moves=num_moves)), compiler_options)
 
   def play(params, rng, state):
     state, examples, valid, stats = jitted(params, rng, state)
@@ -200,23 +204,26 @@ def ours_options(name: str) -> dict:
 
 
 def make_contestant(name: str, eval_fn: Any, batch_size: int, sims: int,
-                    num_moves: int) -> Contestant:
+                    num_moves: int, compiler_options: dict | None = None) -> Contestant:
   if name == "mctx":
-    return mctx_contestant(eval_fn, batch_size, sims, num_moves, "muzero")
+    return mctx_contestant(eval_fn, batch_size, sims, num_moves, "muzero", compiler_options)
   if name == "mctx-gumbel":
-    return mctx_contestant(eval_fn, batch_size, sims, num_moves, "gumbel_muzero")
-  return ours_contestant(eval_fn, batch_size, sims, num_moves, **ours_options(name))
+    return mctx_contestant(eval_fn, batch_size, sims, num_moves, "gumbel_muzero",
+                           compiler_options)
+  return ours_contestant(eval_fn, batch_size, sims, num_moves, **ours_options(name),
+                         compiler_options=compiler_options)
 
 
 class Runner:
   """Chained calls of one contestant: each call continues the games of the
   previous one and keeps its stats."""
 
-  def __init__(self, name, eval_fn, params, args):
+  def __init__(self, name, eval_fn, params, args, compiler_options=None):
     self.name = name
     self.params = params
     self.seed = args.seed
-    self.contestant = make_contestant(name, eval_fn, args.batch, args.simulations, args.moves)
+    self.contestant = make_contestant(name, eval_fn, args.batch, args.simulations, args.moves,
+                                      compiler_options)
     self.state = self.contestant.state
     self.calls = 0
     self.stats = []

@@ -2,6 +2,7 @@
 
 import csv
 import dataclasses
+import glob
 import os
 import time
 from typing import Any, Callable, Sequence
@@ -58,7 +59,7 @@ class CompiledTiming:
 
 
 def compile_and_time(jitted: Any, args: Sequence[Any], repeats: int,
-                     budget_s: float) -> CompiledTiming:
+                     budget_s: float, compiler_options: dict | None = None) -> CompiledTiming:
   """Compiles `jitted` for `args` ahead of time, then times its calls.
 
   Unlike `time_calls` on the jitted function, the compile time is measured
@@ -69,16 +70,41 @@ def compile_and_time(jitted: Any, args: Sequence[Any], repeats: int,
     args: its positional arguments.
     repeats: timed calls at most (`time_calls`).
     budget_s: the timed calls stop once they have used this long.
+    compiler_options: XLA options of this compile (e.g.
+      {"xla_gpu_enable_command_buffer": "+WHILE"}); None: the defaults.
 
   Returns:
     CompiledTiming.
   """
   start = time.perf_counter()
-  compiled = jitted.lower(*args).compile()
+  compiled = jitted.lower(*args).compile(compiler_options=compiler_options or None)
   compile_s = time.perf_counter() - start
   first_call_s, output, times = time_calls(lambda: compiled(*args), repeats, budget_s)
   return CompiledTiming(compile_s=compile_s, compiled=compiled, first_call_s=first_call_s,
                         output=output, times=times)
+
+
+def with_compiler_options(jitted: Any, compiler_options: dict | None) -> Callable[..., Any]:
+  """`jitted` compiled ahead of time with `compiler_options` at its first
+  call (the arguments' shapes must stay those of the first call).
+
+  Args:
+    jitted: a `jax.jit`-wrapped function.
+    compiler_options: XLA options; None or {}: `jitted` itself.
+
+  Returns:
+    A callable with `jitted`'s signature.
+  """
+  if not compiler_options:
+    return jitted
+  compiled = []
+
+  def call(*args):
+    if not compiled:
+      compiled.append(jitted.lower(*args).compile(compiler_options=compiler_options))
+    return compiled[0](*args)
+
+  return call
 
 
 def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
@@ -147,3 +173,85 @@ def evaluation_budget(evals: int | None) -> dict:
   """`SearchConfig` switches of a search of at most `evals` evaluations
   (None: no budget): `max_nn_evals`, and the node capacity it can fill."""
   return dict(max_nn_evals=evals, max_nodes=None if evals is None else evals + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceEvents:
+  """What the device did during one traced call (`trace_device_events`).
+
+  Attributes:
+    kernels: kernel launches on the accelerator's streams.
+    copies: memory copies (host to device, device to host, device to
+      device) on them; a dynamic while loop copies its predicate back to the
+      host once per iteration.
+    sets: memsets.
+    device_ms: the summed durations of those events.
+    planes: accelerator planes found in the trace (0 on a CPU: no counts).
+  """
+  kernels: int
+  copies: int
+  sets: int
+  device_ms: float
+  planes: int
+
+
+def count_device_events(profile: Any) -> DeviceEvents:
+  """Counts the events on the accelerator planes of a `jax.profiler`
+  trace.
+
+  A plane is an accelerator's when its name starts with "/device:" and it
+  is not a CPU's; its stream lines ("Stream #...") hold one event per
+  kernel, copy or memset (the lines XLA derives from them, such as "XLA
+  Ops", are left out so nothing counts twice; a plane without stream lines
+  counts all its lines).
+
+  Args:
+    profile: a `jax.profiler.ProfileData`.
+
+  Returns:
+    DeviceEvents.
+  """
+  kernels = copies = sets = planes = 0
+  device_ns = 0.0
+  for plane in profile.planes:
+    if not plane.name.startswith("/device:") or "CPU" in plane.name.upper():
+      continue
+    planes += 1
+    lines = list(plane.lines)
+    streams = [line for line in lines if line.name.startswith("Stream")] or lines
+    for line in streams:
+      for event in line.events:
+        name = event.name.lower()
+        if "memcpy" in name:
+          copies += 1
+        elif "memset" in name:
+          sets += 1
+        else:
+          kernels += 1
+        device_ns += event.duration_ns
+  return DeviceEvents(kernels=kernels, copies=copies, sets=sets, device_ms=device_ns / 1e6,
+                      planes=planes)
+
+
+def trace_device_events(fn: Callable[..., Any], args: Callable[[], Sequence[Any]],
+                        directory: str) -> DeviceEvents:
+  """Runs `fn(*args())` once under `jax.profiler.trace` (after a warm-up
+  call, so no compilation is traced) and counts its device events.
+
+  Args:
+    fn: a jitted or compiled function.
+    args: gives its arguments (called before each call, outside the trace).
+    directory: where the trace is written (a fresh folder).
+
+  Returns:
+    DeviceEvents (all zero where the trace has no accelerator plane).
+  """
+  jax.block_until_ready(fn(*args()))
+  call_args = jax.block_until_ready(args())
+  with jax.profiler.trace(directory):
+    jax.block_until_ready(fn(*call_args))
+  paths = sorted(glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True),
+                 key=os.path.getmtime)
+  if not paths:
+    return DeviceEvents(kernels=0, copies=0, sets=0, device_ms=0.0, planes=0)
+  return count_device_events(jax.profiler.ProfileData.from_file(paths[-1]))

@@ -68,6 +68,7 @@ import re
 import shlex
 import statistics
 import sys
+import tempfile
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -92,7 +93,8 @@ from networks import MLP, MLPEval, init_params
 
 NUM_ACTIONS = 7
 OBSERVATION_SHAPE = (6, 7, 2)
-SECTIONS = ("search", "selfplay", "memory", "device", "phases", "training", "skipped")
+SECTIONS = ("search", "selfplay", "memory", "device", "phases", "training", "xla", "kernels",
+            "skipped")
 # Search contestants: name -> (search, root policy). Each policy's mctx
 # contestant comes first, so ours can report their time relative to it.
 SEARCH_CONTESTANTS = {
@@ -105,6 +107,25 @@ SEARCH_CONTESTANTS = {
 }
 MCTX_OF_POLICY = {"puct": "mctx-muzero", "gumbel": "mctx-gumbel"}
 PHASE_BACKUPS = ("mcgs", "tree")
+# XLA options compared side by side with the defaults (section 6), each
+# passed to the compile of one executable (`compile(compiler_options=...)`),
+# so every variant runs in the same process, interleaved with the default.
+#   command-buffer-while: XLA's default command-buffer (CUDA graph) types
+#     plus WHILE: a while loop, the search's simulation and descent loops,
+#     is captured as a graph with conditional nodes instead of launching its
+#     body's kernels one by one and copying its predicate to the host every
+#     iteration (CUDA >= 12.3). The list is spelled out: compile options
+#     take no "+WHILE".
+#   unroll-2: XLA's double-buffer unrolling of while loops (two iterations
+#     per trip, half the predicate round trips of a loop it can unroll).
+XLA_VARIANTS = {
+    "default": {},
+    "command-buffer-while": {
+        "xla_gpu_enable_command_buffer":
+            "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,CONDITIONAL,DYNAMIC_SLICE_FUSION,WHILE",
+        "xla_gpu_graph_min_graph_size": 1},
+    "unroll-2": {"xla_gpu_enable_while_loop_unrolling": "WHILE_LOOP_UNROLLING_DOUBLE_BUFFER"},
+}
 
 SEARCH_FIELDS = ("network", "batch", "sims", "contestant", "search", "policy", "status",
                  "compile_s", "warmup_s", "repeats", "median_ms", "sims_per_s", "ratio_vs_mctx",
@@ -119,6 +140,11 @@ PHASE_FIELDS = ("row", "backup", "batch", "sims", "median_ms", "per_step_ms", "v
                 "share_of_step")
 TRAINING_FIELDS = ("network", "batch", "status", "compile_s", "repeats", "median_ms",
                    "examples_per_s")
+XLA_FIELDS = ("kind", "network", "batch", "sims", "contestant", "variant", "status",
+              "compile_s", "repeats", "median", "min", "max", "unit", "ratio_vs_default")
+KERNEL_FIELDS = ("row", "variant", "batch", "sims", "steps", "kernels_per_step",
+                 "copies_per_step", "memsets_per_step", "device_ms_per_step", "kernels_total",
+                 "accelerator_planes")
 SKIPPED_FIELDS = ("section", "cell", "reason")
 
 
@@ -135,8 +161,6 @@ class Plan:
     resnet_channels: its channels.
     search_contestants: network label ("mlp", "resnet") -> the
       `SEARCH_CONTESTANTS` names run with it.
-    network_batches: network label -> B of its search grid, where it
-      differs from `batches` (`search_batches`).
     selfplay_batch: games B of the self-play loops.
     selfplay_sims: simulations per move S.
     selfplay_moves: moves per jitted call.
@@ -153,7 +177,23 @@ class Plan:
       contestant's compile and first call); also bounds each cell's timed
       calls (self-play: a contestant's timed calls over all rounds).
     budgets_s: section -> seconds ("search", "selfplay", "phases",
-      "training").
+      "training", "xla", "kernels").
+    network_batches: network label -> B of its search grid, where it
+      differs from `batches` (`search_batches`).
+    contestant_cells: search contestant -> the only (B, S) cells it is
+      measured in (`runs_in`); a contestant not listed runs in every cell.
+    search_shares: network label -> its share of the search budget (equal
+      shares where empty; time a network leaves unused passes to the next).
+    xla_variants: `XLA_VARIANTS` names measured beside "default" (section
+      6); empty: no section 6.
+    xla_search_cells: (network label, B, S) search cells of section 6.
+    xla_search_contestants: their contestants.
+    xla_selfplay_loops: bench_selfplay loops of section 6 (at the
+      self-play section's B, S and moves).
+    xla_rounds: interleaved timing rounds over the variants.
+    kernel_batch, kernel_sims: B and S of section 7's traced searches and
+      phases (MLP); 0: no section 7.
+    kernel_contestants: the searches section 7 traces.
   """
   label: str
   batches: tuple[int, ...]
@@ -175,26 +215,59 @@ class Plan:
   max_seconds: float
   budgets_s: Mapping[str, float]
   network_batches: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+  contestant_cells: Mapping[str, tuple[tuple[int, int], ...]] = dataclasses.field(
+      default_factory=dict)
+  search_shares: Mapping[str, float] = dataclasses.field(default_factory=dict)
+  xla_variants: tuple[str, ...] = ()
+  xla_search_cells: tuple[tuple[str, int, int], ...] = ()
+  xla_search_contestants: tuple[str, ...] = ()
+  xla_selfplay_loops: tuple[str, ...] = ()
+  xla_rounds: int = 2
+  kernel_batch: int = 0
+  kernel_sims: int = 0
+  kernel_contestants: tuple[str, ...] = ("mctx-muzero", "mcgs-puct")
 
   def search_batches(self, label: str) -> tuple[int, ...]:
     """B of network `label`'s search grid."""
     return tuple(self.network_batches.get(label, self.batches))
 
+  def runs_in(self, name: str, batch: int, sims: int) -> bool:
+    """Whether search contestant `name` is measured in cell (B, S): in
+    every cell unless `contestant_cells` lists its cells."""
+    return name not in self.contestant_cells or (batch, sims) in self.contestant_cells[name]
 
-# Designed to finish inside 8 minutes on an H100-class GPU: 435 s of section
-# budgets, plus imports and the report.
+
+# The report of one lent accelerator session (`experiments.device_session`,
+# `make device-session`), planned for about 7.5 of its minutes on an H100-class
+# GPU: 413 s of section budgets plus imports, sized from the first session
+# (docs/device/nvidia-h200.md, 2026-11-28: compiles 2-12 s; search 158 s for
+# 10 cells, one self-play group of four loops 48 s, the XLA section 70 s).
+# The plan's size is set by the number of executables: the MLP's whole 3 x 3
+# grid with PUCT (mctx's and ours) in every cell and the Gumbel roots on its
+# diagonal, the ResNet at B=1024 with what is left of the search budget, both
+# self-play groups at B=1024, the phase profile and training at one size, the
+# XLA variants on one search cell and the Gumbel self-play loop, and the
+# kernel counts on the cell the phases use (their executables reused).
+_GUMBEL_DIAGONAL = ((256, 64), (1024, 200), (4096, 800))
 FULL_PLAN = Plan(
     label="full",
     batches=(256, 1024, 4096), sims=(64, 200, 800), mlp_hidden=bench_search.HIDDEN_SIZES,
     resnet_blocks=6, resnet_channels=64,
-    search_contestants={"mlp": tuple(SEARCH_CONTESTANTS), "resnet": tuple(SEARCH_CONTESTANTS)},
+    search_contestants={"mlp": ("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel"),
+                        "resnet": ("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel")},
+    network_batches={"resnet": (1024,)},
+    contestant_cells={"mctx-gumbel": _GUMBEL_DIAGONAL, "mcgs-gumbel": _GUMBEL_DIAGONAL},
+    search_shares={"mlp": 0.88, "resnet": 0.12},
     selfplay_batch=1024, selfplay_sims=64, selfplay_moves=8,
     selfplay_groups=(("mctx", "mcgs", "mcgs-noreuse", "tree"),
-                     ("mctx-gumbel", "mcgs-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel"),
-                     ("tree-noreuse", "tree-gumbel-noreuse")),
-    selfplay_rounds=2, phase_batch=1024, phase_sims=800, phase_backups=PHASE_BACKUPS,
-    training_batches=(256, 1024, 4096), repeats=5, max_seconds=40.0,
-    budgets_s={"search": 200.0, "selfplay": 150.0, "phases": 45.0, "training": 40.0})
+                     ("mctx-gumbel", "mcgs-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel")),
+    selfplay_rounds=2, phase_batch=1024, phase_sims=200, phase_backups=("mcgs",),
+    training_batches=(1024,), repeats=2, max_seconds=30.0,
+    budgets_s={"search": 170.0, "selfplay": 105.0, "phases": 20.0, "training": 8.0,
+               "xla": 75.0, "kernels": 35.0},
+    xla_variants=("command-buffer-while", "unroll-2"), xla_search_cells=(("mlp", 1024, 200),),
+    xla_search_contestants=("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel"),
+    xla_selfplay_loops=("mcgs-gumbel",), kernel_batch=1024, kernel_sims=200)
 # The full report where the device is a CPU (`select_plan`): FULL_PLAN's
 # shapes take seconds per call there, and a compile ~10-20 s (search) or
 # ~20-45 s (self-play) on a loaded 2-core machine, so one search cell of six
@@ -217,7 +290,8 @@ CPU_PLAN = Plan(
     selfplay_groups=(("mctx", "mcgs", "tree", "mctx-gumbel", "mcgs-gumbel"),),
     selfplay_rounds=2, phase_batch=256, phase_sims=800, phase_backups=PHASE_BACKUPS,
     training_batches=(256, 1024), repeats=3, max_seconds=30.0,
-    budgets_s={"search": 220.0, "selfplay": 230.0, "phases": 60.0, "training": 45.0})
+    budgets_s={"search": 220.0, "selfplay": 230.0, "phases": 60.0, "training": 45.0,
+               "xla": 0.0, "kernels": 0.0})
 # The CPU smoke run: one tiny cell per section; both mctx policies, both
 # backups, both root policies and both networks once each, in few compiles
 # (they are most of its time).
@@ -230,7 +304,12 @@ QUICK_PLAN = Plan(
     selfplay_groups=(("mctx-gumbel", "mcgs-gumbel-noreuse"),),
     selfplay_rounds=1, phase_batch=8, phase_sims=16, phase_backups=("mcgs",),
     training_batches=(32,), repeats=2, max_seconds=60.0,
-    budgets_s={"search": 120.0, "selfplay": 90.0, "phases": 45.0, "training": 30.0})
+    budgets_s={"search": 120.0, "selfplay": 90.0, "phases": 45.0, "training": 30.0,
+               "xla": 60.0, "kernels": 30.0},
+    xla_variants=("command-buffer-while",), xla_search_cells=(("mlp", 8, 16),),
+    xla_search_contestants=("mctx-gumbel", "tree-gumbel"),
+    xla_selfplay_loops=("mcgs-gumbel-noreuse",), xla_rounds=1, kernel_batch=8, kernel_sims=16,
+    kernel_contestants=("mctx-gumbel", "tree-gumbel"))
 
 
 def select_plan(quick: bool, platform_name: str) -> Plan:
@@ -396,7 +475,7 @@ def search_contestant(name: str, net: ReportNetwork, batch: int,
 
 
 def search_cell(name: str, net: ReportNetwork, batch: int, sims: int, repeats: int,
-                budget_s: float) -> dict:
+                budget_s: float, cache: dict | None = None) -> dict:
   """Compiles and times one search contestant in one cell.
 
   Args:
@@ -406,6 +485,9 @@ def search_cell(name: str, net: ReportNetwork, batch: int, sims: int, repeats: i
     sims: S.
     repeats: timed calls at most.
     budget_s: the timed calls stop once they have used this long.
+    cache: where given, (network label, B, S, name) -> (contestant, its
+      compiled search, compile seconds) is stored in it (section 6 reuses
+      them as its "default" variant).
 
   Returns:
     The row (`SEARCH_FIELDS`; ratio_vs_mctx still NaN).
@@ -422,6 +504,8 @@ def search_cell(name: str, net: ReportNetwork, batch: int, sims: int, repeats: i
                                      (net.params, jax.random.key(0), contestant.root),
                                      repeats, budget_s)
   row.update(compile_s=timing.compile_s, warmup_s=timing.compile_s + timing.first_call_s)
+  if cache is not None:
+    cache[(net.label, batch, sims, name)] = (contestant, timing.compiled, timing.compile_s)
   if not timing.times:
     row["status"] = f"skipped (first call {timing.first_call_s:.0f} s over the budget)"
     return row
@@ -511,7 +595,7 @@ def predict_cell(done: Sequence[dict], names: Sequence[str], batch: int, sims: i
 
 
 def search_cell_group(names: Sequence[str], net: ReportNetwork, batch: int, sims: int,
-                      plan: Plan) -> tuple[list[dict], list[dict]]:
+                      plan: Plan, cache: dict | None = None) -> tuple[list[dict], list[dict]]:
   """Measures every contestant of one (network, B, S) cell, each mctx policy
   before ours (`SEARCH_CONTESTANTS`' order), whatever the section's clock
   says: the cell was predicted to fit. One of ours whose matching mctx policy
@@ -525,6 +609,7 @@ def search_cell_group(names: Sequence[str], net: ReportNetwork, batch: int, sims
     sims: S.
     plan: the Plan (`repeats`; `max_seconds` bounds each contestant's timed
       calls).
+    cache: `search_cell`'s cache of compiled searches.
 
   Returns:
     (rows, skipped).
@@ -538,7 +623,7 @@ def search_cell_group(names: Sequence[str], net: ReportNetwork, batch: int, sims
       skipped.append(_skip("search", cell, f"{reference} not measured in this cell ({why})"))
       continue
     try:
-      row = search_cell(name, net, batch, sims, plan.repeats, plan.max_seconds)
+      row = search_cell(name, net, batch, sims, plan.repeats, plan.max_seconds, cache)
     except Exception as error:  # pylint: disable=broad-except
       status[name] = _failure(error)
       skipped.append(_skip("search", cell, status[name]))
@@ -552,13 +637,14 @@ def search_cell_group(names: Sequence[str], net: ReportNetwork, batch: int, sims
   return rows, skipped
 
 
-def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
-                   budget_s: float) -> tuple[list[dict], list[dict]]:
+def search_section(plan: Plan, nets: Mapping[str, ReportNetwork], budget_s: float,
+                   cache: dict | None = None) -> tuple[list[dict], list[dict]]:
   """Section 1: every network's contestants over its B x S grid, cell by
   cell (`ordered_cells`).
 
-  Each network gets an equal share of the budget (time a network leaves
-  unused passes to the next). A cell is measured whole (`search_cell_group`)
+  Each network gets its share of the budget (`Plan.search_shares`, equal
+  where not given; time a network leaves unused passes to the next); a
+  contestant runs in the cells `Plan.runs_in` gives it. A cell is measured whole (`search_cell_group`)
   or skipped whole: skipped when its predicted seconds (`predict_cell`)
   exceed what is left of the network's share, or when one contestant's
   predicted compile and first call exceed `plan.max_seconds`. A cell that
@@ -569,6 +655,7 @@ def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
     plan: the Plan.
     nets: label -> ReportNetwork.
     budget_s: the section's seconds.
+    cache: `search_cell`'s cache of compiled searches.
 
   Returns:
     (rows, skipped).
@@ -576,13 +663,14 @@ def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
   start = clock()
   rows, skipped = [], []
   labels = list(plan.search_contestants)
+  shares = [plan.search_shares.get(label, 1.0 / len(labels)) for label in labels]
   for index, label in enumerate(labels):
     net = nets[label]
-    deadline = start + budget_s * (index + 1) / len(labels)
-    names = plan.search_contestants[label]
+    deadline = start + budget_s * sum(shares[:index + 1]) / sum(shares)
     for batch, sims in ordered_cells(plan.search_batches(label), plan.sims):
       cell = f"{net.description} B={batch} S={sims}"
-      skipped += [_skip("search", f"{cell} {n}", "not in this plan (--quick)")
+      names = [n for n in plan.search_contestants[label] if plan.runs_in(n, batch, sims)]
+      skipped += [_skip("search", f"{cell} {n}", "not in this plan")
                   for n in SEARCH_CONTESTANTS if n not in names]
       done = [r for r in rows if r["network"] == label]
       predicted, warmups = predict_cell(done, names, batch, sims, plan.repeats,
@@ -599,7 +687,7 @@ def search_section(plan: Plan, nets: Mapping[str, ReportNetwork],
         skipped.append(_skip("search", whole, f"{name} predicted {warmup:.0f} s to compile "
                              f"and call once > {plan.max_seconds:.0f} s"))
         continue
-      cell_rows, cell_skipped = search_cell_group(names, net, batch, sims, plan)
+      cell_rows, cell_skipped = search_cell_group(names, net, batch, sims, plan, cache)
       rows += cell_rows
       skipped += cell_skipped
   return with_search_ratios(rows), skipped
@@ -789,8 +877,8 @@ def selfplay_section(plan: Plan, seed: int,
   return rows, skipped
 
 
-def phases_section(plan: Plan, seed: int,
-                   budget_s: float) -> tuple[list[dict], list[dict]]:
+def phases_section(plan: Plan, seed: int, budget_s: float,
+                   cache: dict | None = None) -> tuple[list[dict], list[dict]]:
   """Section 4: the network+env floor and `bench_phases.profile` per backup.
 
   Args:
@@ -827,7 +915,11 @@ def phases_section(plan: Plan, seed: int,
       continue
     backup_start = clock()
     try:
-      rows += bench_phases.profile(backup, batch, sims, plan.mlp_hidden, plan.repeats, left)
+      calls = bench_phases.phase_calls(backup, batch, sims, plan.mlp_hidden)
+      if cache is not None:   # section 7 traces the same executables
+        cache[("phases", backup, batch, sims)] = calls
+      rows += bench_phases.profile(backup, batch, sims, plan.mlp_hidden, plan.repeats, left,
+                                   calls)
     except Exception as error:  # pylint: disable=broad-except
       skipped.append(_skip("phases", f"{cell} {backup}", _failure(error)))
     last_s = clock() - backup_start
@@ -916,6 +1008,238 @@ def training_section(plan: Plan, net: ReportNetwork,
   return rows, skipped
 
 
+def _spread(times: Sequence[float], scale: float) -> dict:
+  return dict(repeats=len(times), median=scale * statistics.median(times),
+              min=scale * min(times), max=scale * max(times))
+
+
+def xla_search_rows(plan: Plan, net: ReportNetwork, batch: int, sims: int, name: str,
+                    cache: Mapping, deadline: float) -> tuple[list[dict], list[dict]]:
+  """One search contestant of one cell under every XLA variant, timed in
+  interleaved rounds (`xla_section`).
+
+  Returns:
+    (rows of `XLA_FIELDS`, skipped).
+  """
+  cell = f"{net.description} B={batch} S={sims} {name}"
+  variants = ("default",) + tuple(plan.xla_variants)
+  cached = cache.get((net.label, batch, sims, name))
+  contestant = cached[0] if cached else search_contestant(name, net, batch, sims)
+  args = (net.params, jax.random.key(0), contestant.root)
+  compiled, compile_s, skipped = {}, {}, []
+  for variant in variants:
+    if variant == "default" and cached:
+      compiled[variant], compile_s[variant] = cached[1], cached[2]
+      continue
+    begin = clock()
+    try:
+      compiled[variant] = contestant.search.lower(*args).compile(
+          compiler_options=XLA_VARIANTS[variant] or None)
+      jax.block_until_ready(compiled[variant](*args))
+    except Exception as error:  # pylint: disable=broad-except
+      compiled.pop(variant, None)
+      skipped.append(_skip("xla", f"{cell} {variant}", _failure(error)))
+      continue
+    compile_s[variant] = clock() - begin
+  times = {v: [] for v in compiled}
+  for round_index in range(plan.xla_rounds):
+    if round_index and clock() > deadline:
+      break
+    for variant, fn in compiled.items():
+      jax.block_until_ready(fn(*args))   # untimed, as benchlib.time_calls
+      for _ in range(plan.repeats):
+        begin = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times[variant].append(time.perf_counter() - begin)
+  rows = [dict(kind="search", network=net.label, batch=batch, sims=sims, contestant=name,
+               variant=v, status="ok", compile_s=compile_s[v], unit="ms/call",
+               **_spread(ts, 1e3)) for v, ts in times.items()]
+  return rows, skipped
+
+
+def xla_selfplay_rows(plan: Plan, name: str, eval_fn: Any, params: Any, seed: int,
+                      deadline: float) -> tuple[list[dict], list[dict]]:
+  """One bench_selfplay loop under every XLA variant, timed in interleaved
+  rounds (`xla_section`).
+
+  Returns:
+    (rows of `XLA_FIELDS`, skipped).
+  """
+  args = bench_selfplay.parse_args([
+      "--batch", str(plan.selfplay_batch), "--simulations", str(plan.selfplay_sims),
+      "--moves", str(plan.selfplay_moves), "--seed", str(seed)])
+  cell = f"self-play B={plan.selfplay_batch} S={plan.selfplay_sims} {name}"
+  runners, skipped = {}, []
+  for variant in ("default",) + tuple(plan.xla_variants):
+    runner = bench_selfplay.Runner(name, eval_fn, params, args,
+                                   compiler_options=XLA_VARIANTS[variant])
+    try:
+      runner.compile()
+    except Exception as error:  # pylint: disable=broad-except
+      skipped.append(_skip("xla", f"{cell} {variant}", _failure(error)))
+      continue
+    runners[variant] = runner
+  for round_index in range(plan.xla_rounds):
+    if round_index and clock() > deadline:
+      break
+    for runner in runners.values():
+      runner.time_round(plan.repeats, math.inf)
+  positions = plan.selfplay_moves * plan.selfplay_batch
+  rows = []
+  for variant, runner in runners.items():
+    speeds = [positions / s for s in runner.times]
+    rows.append(dict(kind="selfplay", network="mlp", batch=plan.selfplay_batch,
+                     sims=plan.selfplay_sims, contestant=name, variant=variant, status="ok",
+                     compile_s=runner.compile_s, unit="positions/s", **_spread(speeds, 1.0)))
+  return rows, skipped
+
+
+def with_default_ratios(rows: Sequence[dict]) -> list[dict]:
+  """`ratio_vs_default`: a row's median over the "default" variant's in the
+  same (kind, network, B, S, contestant); below 1 is faster for ms/call,
+  above 1 for positions/s."""
+  key = lambda r: (r["kind"], r["network"], r["batch"], r["sims"], r["contestant"])
+  default = {key(r): r["median"] for r in rows if r["variant"] == "default"}
+  return [{**r, "ratio_vs_default": r["median"] / default[key(r)] if key(r) in default
+           else math.nan} for r in rows]
+
+
+def xla_section(plan: Plan, nets: Mapping[str, ReportNetwork], seed: int, budget_s: float,
+                cache: Mapping) -> tuple[list[dict], list[dict]]:
+  """Section 6: the XLA variants (`XLA_VARIANTS`) side by side with XLA's
+  defaults, on `plan.xla_search_cells` and `plan.xla_selfplay_loops`.
+
+  Every variant of one contestant is compiled in this process (the default
+  from section 1 where it compiled it), then all are timed in interleaved
+  rounds; the first round always runs whole, a later one only before the
+  section's deadline. A unit (one contestant in one cell, all variants) is
+  skipped whole once the deadline has passed.
+
+  Args:
+    plan: the Plan.
+    nets: label -> ReportNetwork.
+    seed: parameters and games.
+    budget_s: the section's seconds.
+    cache: section 1's compiled searches (`search_cell`).
+
+  Returns:
+    (rows of `XLA_FIELDS`, skipped).
+  """
+  deadline = clock() + budget_s
+  rows, skipped = [], []
+  if not plan.xla_variants:
+    return rows, skipped
+  for label, batch, sims in plan.xla_search_cells:
+    for name in plan.xla_search_contestants:
+      if clock() > deadline:
+        skipped.append(_skip("xla", f"{nets[label].description} B={batch} S={sims} {name}",
+                             "the section's budget was spent"))
+        continue
+      unit_rows, unit_skipped = xla_search_rows(plan, nets[label], batch, sims, name, cache,
+                                                deadline)
+      rows += unit_rows
+      skipped += unit_skipped
+  eval_fn = networks.mlp_eval(NUM_ACTIONS, plan.mlp_hidden)
+  params = networks.init(eval_fn.network, jax.random.key(seed),
+                         jnp.zeros((1,) + OBSERVATION_SHAPE, jnp.bool_))
+  for name in plan.xla_selfplay_loops:
+    if clock() > deadline:
+      skipped.append(_skip("xla", f"self-play {name}", "the section's budget was spent"))
+      continue
+    unit_rows, unit_skipped = xla_selfplay_rows(plan, name, eval_fn, params, seed, deadline)
+    rows += unit_rows
+    skipped += unit_skipped
+  for r in rows:
+    print(f"  {r['kind']:<8} {r['contestant']:<20} {r['variant']:<22} {r['median']:12.2f} "
+          f"{r['unit']}", flush=True)
+  return with_default_ratios(rows), skipped
+
+
+def kernel_row(row: str, variant: str, batch: int, sims: int, steps: int,
+               events: benchlib.DeviceEvents) -> dict:
+  """A row of `KERNEL_FIELDS` from one traced call of `steps` steps."""
+  known = events.planes > 0
+  per_step = lambda n: n / steps if known else math.nan
+  return dict(row=row, variant=variant, batch=batch, sims=sims, steps=steps,
+              kernels_per_step=per_step(events.kernels),
+              copies_per_step=per_step(events.copies),
+              memsets_per_step=per_step(events.sets),
+              device_ms_per_step=per_step(events.device_ms),
+              kernels_total=events.kernels if known else math.nan,
+              accelerator_planes=events.planes)
+
+
+def kernels_section(plan: Plan, nets: Mapping[str, ReportNetwork], budget_s: float,
+                    trace_dir: str, cache: Mapping) -> tuple[list[dict], list[dict]]:
+  """Section 7: kernels, copies and memsets per simulation step, counted in
+  `jax.profiler` traces of one call each: the searches of
+  `plan.kernel_contestants` (ours also under every XLA variant of the plan)
+  at (kernel_batch, kernel_sims) with the MLP, the network+env floor, and
+  each phase of one of our simulation steps (`bench_phases.phase_calls`,
+  one step per call). What sections 1 and 4 compiled for the same settings
+  is traced as it is. On a CPU the traces hold no accelerator plane: the
+  rows say so (NaN counts, 0 planes).
+
+  Args:
+    plan: the Plan.
+    nets: label -> ReportNetwork.
+    budget_s: the section's seconds (a unit starts only before its end).
+    trace_dir: a folder for the traces.
+    cache: sections 1 and 4's compiled searches and phase calls.
+
+  Returns:
+    (rows of `KERNEL_FIELDS`, skipped).
+  """
+  deadline = clock() + budget_s
+  batch, sims = plan.kernel_batch, plan.kernel_sims
+  rows, skipped = [], []
+  if not batch:
+    return rows, skipped
+  net = nets["mlp"]
+  count = itertools.count()
+
+  def trace(row, variant, steps, fn, args):
+    cell = f"{row} {variant} B={batch} S={sims}"
+    if clock() > deadline:
+      skipped.append(_skip("kernels", cell, "the section's budget was spent"))
+      return
+    try:
+      events = benchlib.trace_device_events(fn, args, os.path.join(trace_dir, str(next(count))))
+    except Exception as error:  # pylint: disable=broad-except
+      skipped.append(_skip("kernels", cell, _failure(error)))
+      return
+    rows.append(kernel_row(row, variant, batch, sims, steps, events))
+    print(f"  {cell:<48} {rows[-1]['kernels_per_step']:8.1f} kernels/step "
+          f"{rows[-1]['copies_per_step']:6.2f} copies/step", flush=True)
+
+  for name in plan.kernel_contestants:
+    cached = cache.get(("mlp", batch, sims, name))
+    contestant = cached[0] if cached else search_contestant(name, net, batch, sims)
+    args = lambda c=contestant: (net.params, jax.random.key(0), c.root)
+    ours = SEARCH_CONTESTANTS[name][0] != "mctx"
+    for variant in ("default",) + (tuple(plan.xla_variants) if ours else ()):
+      if variant == "default" and cached:
+        search = cached[1]
+      else:
+        search = benchlib.with_compiler_options(contestant.search, XLA_VARIANTS[variant])
+      trace(f"search {name}", variant, sims, search, args)
+  env = envs.make("connect4")
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  only = jax.jit(functools.partial(bench_phases.network_only, env=env, eval_fn=net.eval_fn,
+                                   num_steps=sims))
+  trace("network+env only", "default", sims, only, lambda: (net.params, state))
+  try:
+    calls = dict(cache.get(("phases", "mcgs", batch, sims))
+                 or bench_phases.phase_calls("mcgs", batch, sims, plan.mlp_hidden))
+  except Exception as error:  # pylint: disable=broad-except
+    skipped.append(_skip("kernels", f"phases B={batch} S={sims}", _failure(error)))
+    return rows, skipped
+  calls.pop("search")
+  for name, (fn, args) in calls.items():
+    trace(f"phase {name}", "default", 1, fn, args)
+  return rows, skipped
+
+
 def _fmt(value: Any, spec: str) -> str:
   if isinstance(value, str):
     return value
@@ -969,6 +1293,19 @@ TRAINING_COLUMNS = (("network", "network", ""), ("batch", "batch", "d"),
                     ("ms/step", "median_ms", ".2f"), ("examples/s", "examples_per_s", ",.0f"),
                     ("compile s", "compile_s", ".1f"), ("repeats", "repeats", "d"),
                     ("status", "status", ""))
+XLA_COLUMNS = (("kind", "kind", ""), ("network", "network", ""), ("B", "batch", "d"),
+               ("S", "sims", "d"), ("contestant", "contestant", ""),
+               ("variant", "variant", ""), ("median", "median", ",.2f"), ("min", "min", ",.2f"),
+               ("max", "max", ",.2f"), ("unit", "unit", ""),
+               ("vs default", "ratio_vs_default", ".3f"), ("compile s", "compile_s", ".1f"),
+               ("repeats", "repeats", "d"))
+KERNEL_COLUMNS = (("row", "row", ""), ("variant", "variant", ""), ("B", "batch", "d"),
+                  ("S", "sims", "d"), ("steps", "steps", "d"),
+                  ("kernels/step", "kernels_per_step", ".1f"),
+                  ("copies/step", "copies_per_step", ".2f"),
+                  ("memsets/step", "memsets_per_step", ".2f"),
+                  ("device ms/step", "device_ms_per_step", ".4f"),
+                  ("accelerator planes", "accelerator_planes", "d"))
 SKIPPED_COLUMNS = (("section", "section", ""), ("cell", "cell", ""), ("reason", "reason", ""))
 
 
@@ -1051,6 +1388,28 @@ def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNe
       "",
       _table(get("training"), TRAINING_COLUMNS),
       "",
+      "## 6. XLA options side by side",
+      "",
+      "Each contestant compiled once per variant in this process (`compile(compiler_options="
+      "...)`) and timed in interleaved rounds: `default` (XLA's defaults), "
+      + ", ".join(f"`{v}` ({', '.join(f'{k}={o}' for k, o in XLA_VARIANTS[v].items())})"
+                  for v in plan.xla_variants)
+      + ". Search rows in ms per call (below 1 vs default: faster), self-play rows in "
+      "positions per second (above 1: faster); min and max are the spread of the timed calls.",
+      "",
+      _table(get("xla"), XLA_COLUMNS),
+      "",
+      "## 7. Kernels per simulation step",
+      "",
+      "Device events in one `jax.profiler` trace per row (after a warm-up call): kernels, "
+      "memory copies (a dynamic while loop copies its predicate to the host each iteration) "
+      "and memsets on the accelerator's streams, divided by the call's steps (S for a whole "
+      "search or the network+env floor, 1 for a phase of one step, "
+      "`experiments.bench_phases.phase_calls`). On a CPU the trace has no accelerator plane "
+      "and the counts are empty.",
+      "",
+      _table(get("kernels"), KERNEL_COLUMNS),
+      "",
       "## Skipped",
       "",
       ("Cells not measured, and why (budget, failures, and what the plan leaves out)."
@@ -1063,8 +1422,8 @@ def format_report(header: Sequence[str], plan: Plan, nets: Mapping[str, ReportNe
 
 
 SECTION_FIELDS = {"search": SEARCH_FIELDS, "memory": MEMORY_FIELDS, "device": DEVICE_FIELDS,
-                  "phases": PHASE_FIELDS, "training": TRAINING_FIELDS,
-                  "skipped": SKIPPED_FIELDS}
+                  "phases": PHASE_FIELDS, "training": TRAINING_FIELDS, "xla": XLA_FIELDS,
+                  "kernels": KERNEL_FIELDS, "skipped": SKIPPED_FIELDS}
 
 
 def write_report(paths: Mapping[str, str], markdown: str, results: Mapping[str, list]):
@@ -1157,18 +1516,29 @@ def run_sections(plan: Plan, nets: Mapping[str, ReportNetwork], seed: int, budge
     dict section -> rows.
   """
   budget = {k: v * budget_scale for k, v in plan.budgets_s.items()}
+  compiled = {}   # section 1's compiled searches, section 6's defaults
   steps = (
-      ("1. search", "search", lambda: search_section(plan, nets, budget["search"])),
+      ("1. search", "search", lambda: search_section(plan, nets, budget["search"], compiled)),
       ("2. self-play", "selfplay", lambda: selfplay_section(plan, seed, budget["selfplay"])),
-      ("4. phases", "phases", lambda: phases_section(plan, seed, budget["phases"])),
+      ("4. phases", "phases", lambda: phases_section(plan, seed, budget["phases"], compiled)),
       ("5. training", "training",
        lambda: training_section(plan, nets["resnet"], budget["training"])),
+      ("6. XLA options", "xla",
+       lambda: xla_section(plan, nets, seed, budget["xla"], compiled)),
+      ("7. kernels", "kernels",
+       lambda: kernels_section(plan, nets, budget["kernels"],
+                               tempfile.mkdtemp(prefix="device-report-traces-"), compiled)),
   )
   results = {s: [] for s in SECTIONS}
   for title, section, run in steps:
     print(f"{title} (budget {budget[section]:.0f} s)", flush=True)
     start = time.perf_counter()
-    results[section], skipped = run()
+    try:
+      results[section], skipped = run()
+    except Exception as error:  # pylint: disable=broad-except
+      # One section's failure costs that section, not the report (a lent
+      # accelerator is not lent twice).
+      results[section], skipped = [], [_skip(section, "the whole section", _failure(error))]
     results["skipped"] += skipped
     if section == "search":   # section 3's search-state table
       results["memory"] = memory_rows(results["search"])

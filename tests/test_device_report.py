@@ -1,6 +1,9 @@
-"""The accelerator report's CPU smoke run (`--quick`) writes its markdown and
-one CSV per section, every section with rows, finite ratios against mctx,
-the versions line and the list of skipped cells. Timings are not checked."""
+"""The accelerator session's CPU smoke run (`experiments.device_session
+--quick`): the report (`experiments.device_report --quick`) writes its
+markdown and one CSV per section, every section with rows, finite ratios
+against mctx and between XLA variants, the versions line and the list of
+skipped cells; the training run's results land beside it with their curve,
+and the session's summary says what each step did. Timings are not checked."""
 
 import csv
 import dataclasses
@@ -11,15 +14,23 @@ import pytest
 
 from experiments import bench_selfplay
 from experiments import device_report
+from experiments import device_session
 
-MEASURED = ("search", "selfplay", "memory", "device", "phases", "training")
+MEASURED = ("search", "selfplay", "memory", "device", "phases", "training", "xla", "kernels")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-  out = tmp_path_factory.mktemp("device")
-  device_report.main(["--quick", "--out", str(out)])
-  md = list(out.glob("*.md"))
+def session(tmp_path_factory):
+  out = tmp_path_factory.mktemp("session")
+  runs = tmp_path_factory.mktemp("runs")
+  assert device_session.main(["--quick", "--out", str(out), "--runs", str(runs)]) == 0
+  return dict(out=out, runs=runs)
+
+
+@pytest.fixture(scope="module")
+def report(session):
+  out = session["out"] / "device"
+  md = [p for p in out.glob("*.md") if not p.name.endswith("-session.md")]
   assert len(md) == 1, md
   stem = md[0].stem
   assert stem.endswith("-quick")
@@ -28,14 +39,91 @@ def report(tmp_path_factory):
   for section in device_report.SECTIONS:
     with open(paths[section]) as f:
       tables[section] = list(csv.DictReader(f))
-  return dict(out=out, paths=paths, text=md[0].read_text(), tables=tables)
+  return dict(out=out, paths=paths, text=md[0].read_text(), tables=tables, stem=stem)
+
+
+def test_the_session_trains_and_writes_its_summary(session, report):
+  summary = (report["out"] / f"{report['stem']}-session.md").read_text()
+  assert "| report | exit 0 |" in summary
+  assert "| training | exit 0 |" in summary
+  run = session["out"] / "learning" / "gpu" / "quick_session"
+  for name in ("config.json", "metrics.csv", "agent.msgpack", "curve.csv", "curve.png"):
+    assert (run / name).exists(), name
+  with open(run / "curve.csv") as f:
+    curve = list(csv.DictReader(f))
+  mine = [r for r in curve if r["run"] == "quick_session"]
+  # --quick: 4 iterations evaluated every 2; the CPU recipe's curve beside.
+  assert [int(r["iteration"]) for r in mine] == [2, 4]
+  assert any(r["run"].startswith("CPU recipe") for r in curve)
+  for row in mine:
+    assert 0.0 <= float(row["search_error_mean"]) <= 100.0
+    assert float(row["elapsed_s"]) >= float(row["wall_s"]) > 0
+  # Run state stays in --runs, never beside the results.
+  assert not (run / "checkpoints").exists()
+  assert (session["runs"] / "quick_session" / "checkpoints").exists()
+
+
+def test_the_full_plan_fits_a_lent_machine():
+  prediction = device_session.predict(device_report.FULL_PLAN, 570.0, quick=False)
+  assert prediction.total_s <= 570.0
+  assert prediction.device_s <= 60 * device_session.DEVICE_MINUTES
+  assert prediction.training_s >= device_session.MIN_TRAINING_S
+  # Too little time left: no training rather than a run without evaluation.
+  short = device_session.predict(device_report.FULL_PLAN, 400.0, quick=False)
+  assert short.training_s == 0.0
+
+
+def test_xla_variants_have_default_ratios(report):
+  rows = report["tables"]["xla"]
+  assert {r["kind"] for r in rows} == {"search", "selfplay"}
+  assert {r["variant"] for r in rows} == {"default", "command-buffer-while"}
+  for row in rows:
+    ratio = float(row["ratio_vs_default"])
+    assert math.isfinite(ratio) and ratio > 0, row
+    if row["variant"] == "default":
+      assert ratio == 1.0
+    assert float(row["min"]) <= float(row["median"]) <= float(row["max"])
+
+
+def test_kernel_rows_say_a_cpu_has_no_accelerator_plane(report):
+  rows = report["tables"]["kernels"]
+  assert [r["row"] for r in rows][:3] == ["search mctx-gumbel", "search tree-gumbel",
+                                          "search tree-gumbel"]
+  assert "phase step" in [r["row"] for r in rows]
+  for row in rows:
+    assert row["accelerator_planes"] == "0" and row["kernels_per_step"] == "nan"
+
+
+def test_device_events_are_counted_on_stream_lines_only():
+  import jax  # pylint: disable=g-import-not-at-top
+  from experiments import benchlib  # pylint: disable=g-import-not-at-top
+  text = """
+  planes {
+    name: "/device:GPU:0"
+    lines { name: "Stream #7(Compute)"
+            events { metadata_id: 1 duration_ps: 2000000 }
+            events { metadata_id: 2 duration_ps: 1000000 }
+            events { metadata_id: 3 duration_ps: 500000 }
+            events { metadata_id: 1 duration_ps: 2000000 } }
+    lines { name: "XLA Ops" events { metadata_id: 1 duration_ps: 2000000 } }
+    event_metadata { key: 1 value { id: 1 name: "loop_fusion_3" } }
+    event_metadata { key: 2 value { id: 2 name: "MemcpyD2H" } }
+    event_metadata { key: 3 value { id: 3 name: "Memset" } }
+  }
+  planes { name: "/host:CPU" lines { name: "python" events { metadata_id: 1 duration_ps: 5 } }
+           event_metadata { key: 1 value { id: 1 name: "f" } } }
+  """
+  events = benchlib.count_device_events(jax.profiler.ProfileData.from_text_proto(text))
+  assert events == benchlib.DeviceEvents(kernels=2, copies=1, sets=1, device_ms=0.0055,
+                                         planes=1)
 
 
 def test_files_are_flat_and_few(report):
   files = sorted(p.name for p in report["out"].iterdir())
   assert all(p.is_file() for p in report["out"].iterdir())
-  assert len(files) <= 8, files
-  assert set(files) == {p.split("/")[-1] for p in report["paths"].values()}
+  # The report's markdown and CSVs, and the session's summary.
+  expected = {p.split("/")[-1] for p in report["paths"].values()}
+  assert set(files) == expected | {f"{report['stem']}-session.md"}, files
 
 
 def test_every_section_has_rows(report):
@@ -72,7 +160,7 @@ def test_memory_phases_and_training_rows(report):
   tables = report["tables"]
   assert all(float(r["state_bytes_per_game"]) > 0 for r in tables["memory"])
   assert [r["after_section"] for r in tables["device"]] == [
-      "search", "selfplay", "phases", "training"]
+      "search", "selfplay", "phases", "training", "xla", "kernels"]
   phases = [r["row"] for r in tables["phases"]]
   assert phases[0] == "network+env only" and "phase step" in phases
   assert all(float(r["examples_per_s"]) > 0 for r in tables["training"])
@@ -83,9 +171,10 @@ def test_markdown_header_and_skipped_list(report):
   versions = next(line for line in text.splitlines() if line.startswith("Versions:"))
   for package in ("jax", "jaxlib", "mctx", "pgx"):
     assert f"{package} " in versions
-  assert "Command: `python -m experiments.device_report --quick" in text
+  assert "Command: `python -m experiments.device_report --out" in text
+  assert text.rstrip().count("--quick") >= 1
   for heading in ("## 1. Search", "## 2. Self-play", "## 3. Memory", "## 4. Phase",
-                  "## 5. Training", "## Skipped"):
+                  "## 5. Training", "## 6. XLA", "## 7. Kernels", "## Skipped"):
     assert heading in text
   # The quick plan leaves cells out, and every one is listed.
   skipped = report["tables"]["skipped"]
@@ -159,8 +248,8 @@ def stub_search_cell(clock, calls, no_timed_call=()):
   """search_cell that costs 10 s of the fake clock: 5 s compile, 1 ms per
   game and simulation; `no_timed_call`: (name, batch) whose first call was
   over the budget."""
-  def search_cell(name, net, batch, sims, repeats, budget_s):
-    del repeats, budget_s
+  def search_cell(name, net, batch, sims, repeats, budget_s, cache=None):
+    del repeats, budget_s, cache
     calls.append((net.label, batch, sims, name))
     clock.now += 10.0
     search, policy = device_report.SEARCH_CONTESTANTS[name]
