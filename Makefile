@@ -35,7 +35,7 @@ comma := ,
 
 # The Connect-4 recipe from scratch: 18000 CPU s of overlapped self-play and
 # training (about 2.9 hours of the idle 2-core machine, evaluations included);
-# rerun to resume. The run the shipped agent came from is runs/connect4_v7.
+# rerun to resume. The shipped agent (networks/pretrained/connect4) is its v7 run.
 train-connect4: $(STAMP)
 	$(PY) -m experiments.train --env connect4 --out runs/connect4_recipe --cpu-budget 18000
 

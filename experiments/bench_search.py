@@ -3,7 +3,7 @@
   python -m experiments.bench_search             # batch {1, 64, 1024} x sims {64, 256, 800}
   python -m experiments.bench_search --quick     # batch {1, 64} x sims {64, 256}
   python -m experiments.bench_search --batch 1024 --sims 800 --max-seconds 300
-  python -m experiments.bench_search --agent runs/connect4_v1 --batch 64 --sims 64 200 800
+  python -m experiments.bench_search --agent docs/learning/runs/connect4_v1 --batch 64 --sims 64 200 800
 
 Every contestant searches from the initial position (or the openings of
 `--opening-plies`) with the same MLP parameters:

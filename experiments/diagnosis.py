@@ -4,8 +4,8 @@
   python -m experiments.diagnosis run --all --budget 1200
   python -m experiments.diagnosis summarize                   # CSVs, table, plots
   python -m experiments.diagnosis final-eval                  # last snapshots, 1000 positions
-  python -m experiments.diagnosis value-curve runs/connect4_v1 --positions 400   # value head per snapshot
-  python -m experiments.diagnosis snapshot-curve runs/connect4_v7 --positions 400 # all errors per snapshot
+  python -m experiments.diagnosis value-curve runs/connect4_recipe --positions 400    # value head per snapshot
+  python -m experiments.diagnosis snapshot-curve runs/connect4_recipe --positions 400 # all errors per snapshot
   python -m experiments.diagnosis list
 
 Every variant starts from `BASE` (the settings of the Connect-4 agent shipped
@@ -51,7 +51,7 @@ ROOT = "runs/diagnosis"
 DOCS = "docs/learning/diagnosis"
 SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
 
-# The shipped agent's run (runs/connect4_v1/config.json), with
+# The shipped agent's run (docs/learning/runs/connect4_v1/config.json), with
 # the evaluation of this study.
 BASE = dict(
     env="connect4", network="resnet", network_kwargs={"num_blocks": 4, "channels": 32},

@@ -1,7 +1,7 @@
 """One trained Connect-4 network under several evaluation-search settings.
 
-  python -m experiments.eval_search runs/connect4 --variants base solver q_choice
-  python -m experiments.eval_search runs/connect4 --positions 400 --out docs/learning
+  python -m experiments.eval_search docs/learning/runs/connect4 --variants base solver q_choice
+  python -m experiments.eval_search docs/learning/runs/connect4 --positions 400 --out docs/learning
 
 Training curves score one fixed search (200 PUCT simulations, no noise, no
 solver). This script keeps the network and changes the search: each variant

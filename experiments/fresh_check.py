@@ -1,6 +1,6 @@
 """Connect-4 agents on freshly generated positions (not Pons' sets).
 
-  python -m experiments.fresh_check --agents runs/connect4 networks/pretrained/connect4
+  python -m experiments.fresh_check --agents docs/learning/runs/connect4 networks/pretrained/connect4
   python -m experiments.fresh_check --agents runs/c4 --count 300 --seed 7 --out docs/learning
 
 Training is measured on Pons' six sets; this check guards against tuning to

@@ -29,11 +29,11 @@ Every agent plays deterministically (most visited move, no root noise).
 * Connect-4 openings: positions of Pons' set L1_R3 whose exact score is
   within +-`--max-score` (drawn, or won only with one of the last stones),
   each played twice with colours swapped. Networks: `shipped` is
-  networks/pretrained/connect4 (the end of runs/connect4_v7, a ResMLP), `v3`
-  the agent shipped before it (iteration 1788 of runs/connect4_v3), `v2` the
-  one before that (iteration 1005 of runs/connect4), `v1` the one before
-  that (iteration 440 of runs/connect4_v1), `weak` that run's snapshot at
-  iteration 10.
+  networks/pretrained/connect4 (the end of the v7 run, a ResMLP), `v3` the
+  agent shipped before it (iteration 1788 of docs/learning/runs/connect4_v3),
+  `v2` the one before that (iteration 1005 of docs/learning/runs/connect4),
+  `v1` the one before that (iteration 440 of docs/learning/runs/connect4_v1),
+  `weak` that run's snapshot at iteration 10.
 * Nim: a deliberately imperfect evaluator (`NoisyNimEval`): the exact value
   (+-1 from the nim-sum) halved plus a fixed pseudo-random offset per position
   in [-noise, noise], and pseudo-random prior logits; about (1 - 0.5/noise)/2
@@ -93,11 +93,11 @@ from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-po
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
-RUN = "runs/connect4_v1"
+RUN = "docs/learning/runs/connect4_v1"
 WEAK_ITERATION = 10
 # --network name -> the directory of its agent (`weak`: a snapshot of RUN).
-NETWORKS = {"shipped": "networks/pretrained/connect4", "v3": "runs/connect4_v3",
-            "v2": "runs/connect4", "v1": RUN, "weak": RUN}
+NETWORKS = {"shipped": "networks/pretrained/connect4", "v3": "docs/learning/runs/connect4_v3",
+            "v2": "docs/learning/runs/connect4", "v1": RUN, "weak": RUN}
 SIMULATIONS_PER_EVAL = 4
 NIM_SIMULATIONS_PER_EVAL = 16
 # The paper's switches at its settings (docs/search_options.md, "The paper's build").
@@ -162,9 +162,9 @@ class Setting:
 def load_network(name: str):
   """(env, eval_fn, params) of a Connect-4 network: `shipped`
   (networks/pretrained/connect4), `v3` (the agent shipped before it, the end
-  of runs/connect4_v3), `v2` (the one before that, the end of runs/connect4),
-  `v1` (the end of runs/connect4_v1) or `weak` (that run's snapshot at
-  WEAK_ITERATION)."""
+  of docs/learning/runs/connect4_v3), `v2` (the one before that, the end of
+  docs/learning/runs/connect4), `v1` (the end of docs/learning/runs/connect4_v1)
+  or `weak` (that run's snapshot at WEAK_ITERATION)."""
   if name not in NETWORKS:
     raise ValueError(f"network must be one of {sorted(NETWORKS)}, got {name!r}")
   env, eval_fn, params = train.load_agent(NETWORKS[name])

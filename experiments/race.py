@@ -1,7 +1,7 @@
 """Our training recipe against the peer's (`experiments.peer_recipe`), side by side.
 
-  python -m experiments.race --ours runs/connect4 --peer runs/peer --games 200
-  python -m experiments.race --ours runs/connect4_v6 --peer runs/connect4_v3 \
+  python -m experiments.race --ours docs/learning/runs/connect4 --peer docs/learning/runs/peer --games 200
+  python -m experiments.race --ours docs/learning/runs/connect4_v6 --peer docs/learning/runs/connect4_v3 \
       --names v6 v3 --out docs/learning/race_v6_vs_v3      # any two runs, named
 
 * The curves: every evaluated row of both runs' `metrics.csv` (Pons error

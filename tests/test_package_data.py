@@ -66,3 +66,34 @@ def test_the_wheel_holds_the_data(tmp_path):
     assert f"envs/data/connect4/Test_{name}" in names
     assert f"envs/data/connect4/Test_{name}_columns" in names
   assert "networks/pretrained/connect4/agent.msgpack" in names
+
+
+def _tracked_files():
+  try:
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True,
+                           timeout=60).stdout.decode().split("\0")
+  except (OSError, subprocess.CalledProcessError):
+    return None
+  return [name for name in names if name]
+
+
+def test_no_run_state_in_git_and_the_tree_is_small():
+  tracked = _tracked_files()
+  if tracked is None:
+    return   # an installed package: no repository to look at
+  assert not [n for n in tracked if n.startswith("runs/")]
+  # An orbax checkpoint (state and replay buffer) is a folder of steps.
+  assert not [n for n in tracked if "/checkpoints/" in n]
+  size = sum((ROOT / n).stat().st_size for n in tracked if (ROOT / n).exists())
+  assert size <= 25 * 2 ** 20, f"{size / 2 ** 20:.1f} MiB tracked"
+
+
+def test_training_runs_are_ignored_and_docs_records_are_not():
+  if _tracked_files() is None:
+    return
+  def ignored(path):
+    return subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
+  # `make train ENV=<id>` and `make train-connect4` write under runs/.
+  assert ignored("runs/connect4/checkpoints/1/state")
+  assert ignored("runs/connect4_recipe/metrics.csv")
+  assert not ignored("docs/learning/runs/connect4_v3/metrics.csv")
