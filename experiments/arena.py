@@ -33,6 +33,7 @@ from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-
 from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import cli
 
 BASELINE = "rollout"
 SOLVER = "solver"
@@ -66,8 +67,8 @@ def append_games(path: str, rows: list[dict]) -> None:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--run", required=True, help="training run directory")
   parser.add_argument("--games", type=int, default=64, help="games per pairing (even)")
   parser.add_argument("--snapshots", type=int, default=6)
@@ -163,4 +164,4 @@ def write_ratings(directory: str, games: list[dict]) -> list[dict]:
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

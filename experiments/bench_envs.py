@@ -23,6 +23,7 @@ import pgx
 import envs
 from envs import base
 from experiments import benchlib
+from learning import cli
 
 FIELDS = ("backend", "batch", "steps", "mode", "env", "warmup_s", "median_ms",
           "steps_per_s", "speedup_vs_pgx")
@@ -112,7 +113,7 @@ def format_table(rows) -> str:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--batch", type=int, nargs="+", default=[4096])
   parser.add_argument("--steps", type=int, default=256)
   parser.add_argument("--repeats", type=int, default=5)
@@ -126,4 +127,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

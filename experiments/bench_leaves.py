@@ -21,6 +21,7 @@ import jax
 import envs
 import mcgs_jax
 from experiments import benchlib
+from learning import cli
 from networks import MLP, MLPEval, init_params
 
 FIELDS = ("leaves_per_step", "sims", "seconds", "sims_per_s", "speedup", "simulations",
@@ -28,7 +29,7 @@ FIELDS = ("leaves_per_step", "sims", "seconds", "sims_per_s", "speedup", "simula
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sims", type=int, default=800)
   parser.add_argument("--leaves", type=int, nargs="+", default=[1, 4, 16])
   parser.add_argument("--repeats", type=int, default=3)
@@ -59,4 +60,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import envs
 import mcgs_jax
 from experiments import benchlib
+from learning import cli
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
@@ -191,7 +192,7 @@ def profile(backup, batch, sims, hidden, repeats, budget_s, calls=None):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--batch", type=int, default=1024)
   parser.add_argument("--sims", type=int, default=800)
   parser.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
@@ -227,4 +228,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -71,6 +71,7 @@ import envs
 import mcgs_jax
 from experiments import bench_phases
 from experiments import benchlib
+from learning import cli
 from mcgs_jax import model as model_lib
 from mcgs_jax import selection
 from mcgs_jax.graph import NO_SIMULATION
@@ -544,7 +545,7 @@ def format_savings(rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help=f"batch {QUICK_BATCH} x sims {QUICK_SIMS}")
   parser.add_argument("--batch", type=int, nargs="+", help="batch sizes (overrides the grid)")
@@ -639,4 +640,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

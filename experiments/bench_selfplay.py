@@ -67,6 +67,7 @@ import mcgs_jax
 import networks
 from experiments import benchlib
 from learning import selfplay
+from learning import cli
 
 CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse", "mcgs-gumbel")
 EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreuse",
@@ -479,7 +480,7 @@ over those of mctx (muzero_policy) and of mctx-gumbel."""
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="B={batch}, S={simulations}, {moves} moves".format(**QUICK))
   parser.add_argument("--batch", type=int, help=f"games B (default {FULL['batch']})")
@@ -546,4 +547,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -14,10 +14,12 @@ Prints one row per set and writes them to `--csv` (results/bench_solver.csv).
 
 import argparse
 import statistics
+import sys
 import time
 
 from envs import connect4_solver
 from experiments import benchlib
+from learning import cli
 from envs import pons
 
 SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
@@ -64,8 +66,8 @@ def bench_set(solver, name, limit, keep_table, max_seconds):
   }
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--limit", type=int, default=0, help="first N positions per set (0: all)")
   parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
   parser.add_argument("--keep-table", action="store_true",
@@ -73,7 +75,7 @@ def main():
   parser.add_argument("--max-seconds", type=float, default=0.0,
                       help="stop a set after this much solving time (0: no limit)")
   parser.add_argument("--csv", default="results/bench_solver.csv")
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
 
   solver = connect4_solver.Solver()
   t0 = time.perf_counter()
@@ -98,4 +100,4 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  sys.exit(cli.main(main))

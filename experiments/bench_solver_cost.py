@@ -15,6 +15,7 @@ the rows to `--csv` (results/solver_cost.csv).
 import argparse
 import functools
 import statistics
+import sys
 import time
 
 import jax
@@ -23,6 +24,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import benchlib
+from learning import cli
 
 # Middle-game positions (Pons' notation, 10-14 plies), none proven in 1000
 # simulations with a uniform evaluator.
@@ -40,13 +42,13 @@ def _search(env, sims, switches):
                                    config=config))
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sims", type=int, default=1000)
   parser.add_argument("--repeats", type=int, default=5)
   parser.add_argument("--positions", nargs="+", default=list(POSITIONS))
   parser.add_argument("--csv", default="results/solver_cost.csv")
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
 
   env = envs.make("connect4")
   searches = {name: _search(env, args.sims, switches) for name, switches in VARIANTS.items()}
@@ -85,4 +87,4 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  sys.exit(cli.main(main))

@@ -44,6 +44,7 @@ from envs import connect4
 from experiments import bench_phases
 from experiments import benchlib
 from experiments import bench_solver_cost
+from learning import cli
 
 
 def import_base(base_dir: str):
@@ -152,7 +153,7 @@ def solver(engines, sims, rounds):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--base", required=True, help="a checkout holding the other mcgs_jax/")
   parser.add_argument("which", choices=["phases", "solver"])
   parser.add_argument("--batch", type=int, default=1024)
@@ -172,4 +173,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

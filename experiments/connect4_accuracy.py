@@ -53,6 +53,7 @@ import mcgs_jax
 from envs import connect4
 from envs import pons
 from experiments import benchlib
+from learning import cli
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 # The backup modes but tt_cache, which is not one of this benchmark's
@@ -254,7 +255,7 @@ def format_table(rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sets", nargs="+", default=list(DEFAULT_SETS),
                       help="Pons sets, e.g. L3_R1 L2_R1 L1_R1")
   parser.add_argument("--positions", help="a positions file instead of --sets")
@@ -307,4 +308,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

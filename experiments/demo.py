@@ -7,6 +7,7 @@ No trained network is needed: leaves are valued by random playouts on device.
 
 import argparse
 import os
+import sys
 import time
 
 import jax
@@ -15,11 +16,12 @@ import envs
 import mcgs_jax
 from experiments import play
 from experiments import train
+from learning import cli
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--moves", default="", help="position as columns 1-7 (Pons)")
   parser.add_argument("--simulations", type=int, default=800)
   parser.add_argument("--rollouts", type=int, default=8, help="random playouts per leaf")
@@ -86,4 +88,4 @@ def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int =
 
 
 if __name__ == "__main__":
-  main()
+  sys.exit(cli.main(main))

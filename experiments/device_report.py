@@ -89,6 +89,7 @@ from experiments import benchlib
 from learning import config as config_lib
 from learning import example as example_lib
 from learning import trainer
+from learning import cli
 from networks import MLP, MLPEval, init_params
 
 NUM_ACTIONS = 7
@@ -1488,7 +1489,7 @@ def parse_args(argv=None):
   Returns:
     argparse.Namespace.
   """
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="tiny shapes and networks, few repeats (the CPU smoke run)")
   parser.add_argument("--out", default=os.path.join("docs", "device"),
@@ -1574,4 +1575,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

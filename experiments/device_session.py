@@ -46,6 +46,7 @@ import sys
 import time
 
 from experiments import device_report
+from learning import cli
 
 # The lent machine: 12 minutes of device time for the whole call, of which
 # starting the machine and copying the tree take up to 90 s (45 s on
@@ -277,7 +278,7 @@ def summary_text(args, prediction: Prediction, steps: list[dict], curve: list[di
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="the CPU smoke run: the report's smoke plan, 4 tiny iterations")
   parser.add_argument("--out", default="docs",
@@ -350,4 +351,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -46,6 +46,7 @@ from learning import config as config_lib
 from learning import evaluation
 from learning import ground_truth
 from learning import loop
+from learning import cli
 
 ROOT = "runs/diagnosis"
 DOCS = "docs/learning/diagnosis"
@@ -381,8 +382,8 @@ def snapshot_curve(directory: str, out: str, positions: int) -> list[dict]:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("command", choices=("run", "summarize", "list", "final-eval",
                                           "value-curve", "snapshot-curve"))
   parser.add_argument("variants", nargs="*",
@@ -453,4 +454,4 @@ def markdown_table(summary: list[dict], final: list[dict] | None = None) -> str:
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

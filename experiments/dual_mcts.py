@@ -53,6 +53,7 @@ from learning import ground_truth
 from learning import loop
 from mcgs_jax import dual
 from experiments import train
+from learning import cli
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")
@@ -357,8 +358,8 @@ def bench_search(game: str, backup: str, batch: int, channels: int, rounds: int 
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--game", choices=GAMES)
   parser.add_argument("--algo", choices=ALGOS)
   parser.add_argument("--backup", choices=BACKUPS, default="tree")
@@ -392,4 +393,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

@@ -25,6 +25,7 @@ from learning import agents
 from learning import checkpoint
 from learning import ground_truth
 from learning import loop
+from learning import cli
 
 SETS = tuple(ground_truth.C4_SETS)
 
@@ -71,8 +72,8 @@ def score(directory: str, base: agents.SearchAgent, name: str, positions: int,
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("run", help="a run directory (config.json and agent.msgpack)")
   parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
   parser.add_argument("--positions", type=int, default=400, help="positions per Pons set")
@@ -108,4 +109,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

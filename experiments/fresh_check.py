@@ -35,6 +35,7 @@ from experiments import connect4_accuracy as accuracy
 from learning import agents
 from learning import checkpoint
 from learning import loop
+from learning import cli
 
 BANDS = {"early-middle": (8, 14), "middle": (15, 24)}
 CACHE = pathlib.Path("results")
@@ -125,8 +126,8 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--agents", nargs="+", required=True,
                       help="run directories or shipped agents (config.json + agent.msgpack)")
   parser.add_argument("--count", type=int, default=300, help="positions per band")
@@ -140,4 +141,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

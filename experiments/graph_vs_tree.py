@@ -24,6 +24,8 @@ import os
 import subprocess
 import sys
 
+from learning import cli
+
 SEARCHES = ("mcgs", "tree")
 SEEDS = (0, 1, 2)
 # The recipe of each game: (env id, --config fields over the env's defaults,
@@ -68,7 +70,7 @@ def train(args) -> int:
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("command", choices=("train",))
   parser.add_argument("--games", nargs="+", choices=tuple(RECIPES), default=("nim", "connect4"))
   parser.add_argument("--searches", nargs="+", choices=SEARCHES + ("tt_cache",),
@@ -87,4 +89,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -29,6 +29,7 @@ import mcgs_jax
 from experiments import benchlib
 from experiments import connect4_accuracy as accuracy
 from experiments import train
+from learning import cli
 
 AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                      "networks", "pretrained", "connect4")
@@ -62,7 +63,7 @@ def mover(env, eval_fn, params, config):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sets", nargs="+", default=["L2_R1"], help="Pons sets")
   parser.add_argument("--limit", type=int, default=100, help="first N positions of each set")
   parser.add_argument("--sims", type=int, nargs="+", default=[16, 32, 64])
@@ -99,4 +100,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -21,6 +21,7 @@ import jax
 
 import envs
 import mcgs_jax
+from learning import cli
 from networks import MLP, MLPEval, init_params
 
 # name -> SearchConfig switches: every backup mode, then the solver's loops.
@@ -75,7 +76,7 @@ def count_loop_copies(config: mcgs_jax.SearchConfig, batch: int) -> collections.
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--searches", nargs="+", default=["mcgs", "tree", "solver"],
                       choices=list(VARIANTS))
   parser.add_argument("--batch", type=int, default=4)
@@ -95,4 +96,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -90,6 +90,7 @@ from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-imp
 from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import cli
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
@@ -667,8 +668,8 @@ def match_table(rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--part", required=True, choices=("evals", "time", "memory", "accuracy",
                                                         "ablation", "nim", "plots"))
   parser.add_argument("--network", default="shipped", choices=tuple(NETWORKS))
@@ -761,4 +762,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

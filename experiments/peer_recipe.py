@@ -57,6 +57,8 @@ from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
 from learning import evaluation
 from learning import loop
+from learning import run_lock
+from learning import cli
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,6 +193,7 @@ class PeerRun:
 
   def __init__(self, directory: str, config: PeerConfig):
     self.directory, self.config = directory, config
+    self._lock = run_lock.acquire(directory)   # one run per folder, until close
     self.train_config = config.train_config()
     self.env, self.network, self.eval_fn = checkpoint_lib.build_network(self.train_config)
     self.optimizer = optax.adam(learning_rate=config.learning_rate)
@@ -280,7 +283,10 @@ class PeerRun:
     return self.rows[-1]
 
   def close(self):
-    self.checkpoints.close()
+    try:
+      self.checkpoints.close()
+    finally:
+      self._lock.release()
 
 
 def _to_json(config: PeerConfig) -> dict:
@@ -290,8 +296,8 @@ def _to_json(config: PeerConfig) -> dict:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
   parser.add_argument("--iterations", type=int, default=1_000_000)
   parser.add_argument("--cpu-budget", type=float, default=None,
@@ -325,4 +331,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

@@ -19,6 +19,7 @@ import numpy as np
 import envs
 import mcgs_jax
 from experiments import train
+from learning import cli
 
 DEFAULT_AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "networks", "pretrained", "connect4")
@@ -36,10 +37,15 @@ def render(env, state) -> str:
 
 
 def ask_move(env, state, read=input) -> int | None:
-  """The human's action (0-based), or None to quit; asks again on bad input."""
+  """The human's action (0-based), or None to quit (q, or the end of the
+  input); asks again on bad input."""
   legal = np.asarray(state.legal_action_mask[0])
   while True:
-    text = read(f"your move (1-{env.num_actions}, q quits): ").strip().lower()
+    try:
+      text = read(f"your move (1-{env.num_actions}, q quits): ").strip().lower()
+    except EOFError:   # the input ended (Ctrl-D, a piped file): as q
+      print()
+      return None
     if text in ("q", "quit", "exit"):
       return None
     if text.isdigit() and 1 <= int(text) <= env.num_actions and legal[int(text) - 1]:
@@ -48,8 +54,8 @@ def ask_move(env, state, read=input) -> int | None:
 
 
 def main(argv=None, read=input):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--agent", default=DEFAULT_AGENT, help="training run or shipped agent")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--first", choices=("human", "agent"), default="human")
@@ -91,4 +97,4 @@ def main(argv=None, read=input):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

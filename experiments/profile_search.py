@@ -35,6 +35,7 @@ import jax
 
 import mcgs_jax
 from experiments import benchlib
+from learning import cli
 
 PHASES = ("descend/select", "descend/transition", "descend/lookup", "evaluate")
 
@@ -116,7 +117,7 @@ def profile(backup: str, batch: int, sims: int, repeats: int, game: str = "conne
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--backup", nargs="+", default=["mcgs", "tree"])
   parser.add_argument("--batch", type=int, default=1024)
   parser.add_argument("--sims", type=int, default=64)
@@ -146,4 +147,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

@@ -39,6 +39,7 @@ from learning import config as config_lib
 from learning import evaluation
 from learning import ground_truth
 from learning import loop
+from learning import cli
 from mcgs_jax import config as search_config_lib
 
 SETS = tuple(ground_truth.C4_SETS)
@@ -167,8 +168,8 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--ours", required=True, help="our training run directory")
   parser.add_argument("--peer", required=True, help="the peer recipe's run directory")
   parser.add_argument("--out", default="docs/learning", help="where the CSVs and plot go")
@@ -205,4 +206,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

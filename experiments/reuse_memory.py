@@ -16,6 +16,7 @@ next search, so node overflows are reported too; `--max-nodes` raises it.
 
 import argparse
 import dataclasses
+import sys
 import time
 
 import jax
@@ -23,6 +24,7 @@ import jax
 import envs
 import mcgs_jax
 from experiments import benchlib
+from learning import cli
 
 STATIC = ("env", "eval_fn", "config")
 MODES = ("mcgs", "tree")
@@ -45,8 +47,8 @@ def bytes_in_use(graph: mcgs_jax.Graph, nodes: int) -> int:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--simulations", type=int, default=800)
   parser.add_argument("--moves", type=int, default=6)
   parser.add_argument("--max-nodes", type=int, default=None,
@@ -106,4 +108,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  sys.exit(cli.main(main))

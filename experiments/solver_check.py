@@ -24,6 +24,7 @@ import jax
 from envs import exhaustive
 from learning import checkpoint
 from learning import evaluation
+from learning import cli
 
 
 def snapshot_paths(run: str, last: int) -> list[str]:
@@ -63,8 +64,8 @@ def check(run: str, last: int, seed: int = 1) -> list[dict]:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("run", help="a run directory of tic-tac-toe, Nim or HSR")
   parser.add_argument("--last", type=int, default=10, help="the newest this many snapshots")
   parser.add_argument("--csv", default=None, help="rows to this CSV")
@@ -82,4 +83,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

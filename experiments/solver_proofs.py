@@ -20,6 +20,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import benchlib
+from learning import cli
 from envs import pons
 from mcgs_jax import graph as graph_lib
 
@@ -63,7 +64,7 @@ def check(set_name: str, sims: int, limit: int | None, batch: int) -> dict:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sets", nargs="+", default=["L3_R1"])
   parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
   parser.add_argument("--limit", type=int)
@@ -77,4 +78,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(cli.main(main))

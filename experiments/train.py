@@ -26,15 +26,21 @@ import contextlib
 import csv
 import json
 import os
+import shutil
 import signal
 import sys
+import textwrap
 import threading
+import time
 import warnings
 
 import jax
 
+import envs
 from learning import checkpoint as checkpoint_lib
+from learning import cli
 from learning import config as config_lib
+from learning import ground_truth
 from learning import plots
 from mcgs_jax import config as search_config_lib
 # The loop lives in `learning.loop`, agents beside the checkpoints; these
@@ -56,18 +62,19 @@ def resolve_config(args) -> config_lib.TrainConfig:
     asked = config_lib.replace(saved, **file_values, **options)
     if asked != saved:
       changed = sorted(k for k, v in asked.to_json().items() if saved.to_json()[k] != v)
-      raise SystemExit(f"{args.out} was started with other settings ({', '.join(changed)} "
+      raise ValueError(f"{args.out} was started with other settings ({', '.join(changed)} "
                        f"differ from {saved_path}); rerun with the same ones, or use a new --out")
     return saved
   env_id = options.get("env", file_values.get("env"))
   if env_id is None:
-    raise SystemExit(f"--env is needed to start a new run ({saved_path} does not exist)")
+    raise ValueError(f"--env is needed to start a new run ({saved_path} does not exist)")
+  envs.make(env_id)   # an unknown env id: a ValueError naming the known ones
   return config_lib.replace(config_lib.default_config(env_id), **file_values, **options)
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv=None):
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--env", help="env id (envs.make), e.g. tictactoe, connect4, nim:3,20")
   parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
   parser.add_argument("--iterations", type=int, default=None,
@@ -89,22 +96,31 @@ def main(argv=None):
   parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (multi-host)")
-  parser.add_argument("--debug", action="store_true",
-                      help="show the full traceback of an error instead of one line")
   args = parser.parse_args(argv)
+  for name in ("iterations", "simulations", "games"):
+    if getattr(args, name) is not None and getattr(args, name) < 1:
+      parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+  for name in ("wall_budget", "cpu_budget"):
+    if getattr(args, name) is not None and not getattr(args, name) > 0:
+      parser.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+  return args
+
+
+def run(argv) -> int:
+  """The command: trains, or resumes, the run in `--out`."""
+  args = parse_args(argv)
   try:
     with _terminate_as_interrupt():
       train(args)
   except KeyboardInterrupt:
     print(f"\nstopped at iteration {_last_iteration(args.out)}; run the same command to "
           "resume", file=sys.stderr)
-    raise SystemExit(130) from None
-  except Exception as error:  # pylint: disable=broad-except
-    message = one_line_error(error)
-    if args.debug or message is None:
-      raise
-    print(f"error: {message}\n(--debug shows the full traceback)", file=sys.stderr)
-    raise SystemExit(1) from None
+    return cli.INTERRUPTED
+  return 0
+
+
+def main(argv=None):
+  return cli.main(run, argv)
 
 
 @contextlib.contextmanager
@@ -130,22 +146,6 @@ def _terminate_as_interrupt():
     signal.signal(signal.SIGTERM, previous)
 
 
-def one_line_error(error: Exception) -> str | None:
-  """The message of an error the user can act on, or None for a bug.
-
-  Covers unusable checkpoints, diverging training and a network whose
-  outputs the search refused (`SearchConfig.check_evaluator`: jax raises its
-  runtime error, whose message ends with the evaluator check's).
-  """
-  if isinstance(error, (checkpoint_lib.CheckpointError, FloatingPointError)):
-    return str(error)
-  marker = "EvaluatorError: "
-  text = str(error)
-  if marker in text:
-    return "the network's output was refused: " + text[text.rindex(marker) + len(marker):].strip()
-  return None
-
-
 def _last_iteration(directory: str) -> int:
   """The newest iteration in DIR/metrics.csv (0 without one)."""
   try:
@@ -155,23 +155,114 @@ def _last_iteration(directory: str) -> int:
     return 0
 
 
-def evaluation_summary(row: dict) -> str:
-  """The evaluation figures of a metrics row in one short line ('' without).
+def evaluation_summary(row: dict, width: int | None = None) -> str:
+  """The evaluation figures of a metrics row, each named ('' without).
 
-  Connect-4: the error rates of the search and the raw policy on Pons' six
-  sets (percent); small games: the share of positions whose value the move
-  keeps; the arena's Elo when computed.
+  Connect-4: the error rates of the search and the raw policy on each of
+  Pons' six sets (percent, "End-Easy 0.8%"); small games: the share of
+  positions whose value the move keeps; the arena's Elo when computed.
+
+  Args:
+    row: a metrics row.
+    width: wrap the text to lines of at most this many characters (None:
+      one line).
+
+  Returns:
+    The text.
   """
   parts = []
   for kind in ("search", "policy"):
-    errors = [row[k] for k in row if k.startswith(f"{kind}_c4_error_")]
+    errors = [(name, row[f"{kind}_c4_error_{key}"]) for key, name in ground_truth.C4_SETS.items()
+              if f"{kind}_c4_error_{key}" in row]
     if errors:
-      parts.append(f"{kind} errors % " + "/".join(f"{100 * e:.0f}" for e in errors))
+      mean = 100 * sum(e for _, e in errors) / len(errors)
+      parts.append(f"{kind} errors: " + ", ".join(f"{name} {100 * e:.1f}%" for name, e in errors)
+                   + f" (mean {mean:.1f}%)")
     elif f"{kind}_keeps_value" in row:
       parts.append(f"{kind} keeps value {row[f'{kind}_keeps_value']:.4f}")
   if "elo" in row:
     parts.append(f"Elo {row['elo']:+.0f} [{row['elo_low']:+.0f}, {row['elo_high']:+.0f}]")
-  return ", ".join(parts)
+  text = "; ".join(parts)
+  if width is None or not text:
+    return text
+  return "\n".join(textwrap.wrap(text, width=max(width, 40), subsequent_indent="  "))
+
+
+def short_summary(row: dict) -> str:
+  """The evaluation in a few characters, for the bar ('' without one)."""
+  for kind in ("search", "policy"):
+    errors = [row[k] for k in row if k.startswith(f"{kind}_c4_error_")]
+    if errors:
+      return f"{kind} {100 * sum(errors) / len(errors):.1f}%"
+    if f"{kind}_keeps_value" in row:
+      return f"{kind} keeps {row[f'{kind}_keeps_value']:.3f}"
+  return ""
+
+
+class Screen:
+  """The training screen: a bar that ends where the run stops.
+
+  The run stops at `--iterations` or at a CPU or wall budget, whichever
+  comes first, so the bar shows the largest of those fractions, and its
+  estimate of the time left is this process's own pace since its first
+  iteration (a resumed run's earlier hours and the first iteration's
+  compilation do not count). Evaluations are written above the bar, named
+  and wrapped to the terminal's width; the bar's text is kept short. With
+  no terminal (a log file), every iteration's metrics row is printed as one
+  JSON line instead.
+  """
+
+  def __init__(self, config, state: dict, iterations: int, budgets: dict):
+    from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+    self.iterations = iterations
+    self.budgets = {key: budget for key, budget in budgets.items() if budget is not None}
+    self.bar = tqdm(total=1000, initial=self._progress(state), disable=None,
+                    desc=f"train {config.env}", dynamic_ncols=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
+    self.first = None   # (clock, fraction) after this process's first iteration
+    self.evaluation = ""
+
+  def _fraction(self, state: dict) -> float:
+    fractions = [int(state["iteration"]) / self.iterations]
+    fractions += [float(state[key]) / budget for key, budget in self.budgets.items()]
+    return min(max(fractions), 1.0)
+
+  def _progress(self, state: dict) -> int:
+    return int(1000 * self._fraction(state))
+
+  def left(self, state: dict, now: float) -> str:
+    """The time left at this process's pace ("" before it has one)."""
+    fraction = self._fraction(state)
+    if self.first is None:
+      self.first = (now, fraction)
+      return ""
+    began, start = self.first
+    if fraction <= start or now <= began:
+      return ""
+    seconds = (1.0 - fraction) * (now - began) / (fraction - start)
+    hours, rest = divmod(int(seconds), 3600)
+    return f"~{hours}h{rest // 60:02d}m left" if hours else f"~{rest // 60}m{rest % 60:02d}s left"
+
+  def update(self, state: dict, row: dict) -> None:
+    """After an iteration: the bar, or the JSON line without a terminal."""
+    if self.bar.disable:
+      print(json.dumps(row), flush=True)
+      return
+    if short_summary(row):
+      self.evaluation = short_summary(row)
+      width = shutil.get_terminal_size((100, 20)).columns
+      self.bar.write(f"iteration {row['iteration']}: {evaluation_summary(row, width)}")
+    loss = "-" if row["loss"] is None else f"{row['loss']:.3f}"
+    parts = [f"it {row['iteration']}", f"loss {loss}", self.evaluation,
+             self.left(state, time.monotonic())]
+    self.bar.set_postfix_str(", ".join(p for p in parts if p), refresh=False)
+    self.bar.update(self._progress(state) - self.bar.n)
+
+  def write(self, text: str) -> None:
+    self.bar.write(text)
+
+  def close(self) -> None:
+    self.bar.close()
 
 
 def train(args) -> None:
@@ -189,40 +280,28 @@ def train(args) -> None:
     print(f"warning: {note}; resuming from iteration {int(run.state['iteration'])}",
           file=sys.stderr)
   start = int(run.state["iteration"])
-  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
-  bar = tqdm(total=args.iterations, initial=min(start, args.iterations), unit="it",
-             disable=None, desc=f"train {config.env}")
+  budgets = {"wall_s": args.wall_budget, "cpu_s": args.cpu_budget}
+  screen = Screen(config, run.state, args.iterations, budgets)
   if start >= args.iterations:
     print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
-  last_summary = ""
   try:
     for _ in range(start, args.iterations):
-      spent = [(name, float(run.state[key]), budget)
-               for name, key, budget in (("wall", "wall_s", args.wall_budget),
-                                         ("CPU", "cpu_s", args.cpu_budget))
+      spent = [(name, budget) for name, key, budget in (("wall", "wall_s", args.wall_budget),
+                                                        ("CPU", "cpu_s", args.cpu_budget))
                if budget is not None and float(run.state[key]) >= budget]
       if spent:
-        name, _, budget = spent[0]
-        bar.write(f"{args.out}: {name} budget {budget:g} s reached at iteration "
-                  f"{int(run.state['iteration'])}")
+        name, budget = spent[0]
+        screen.write(f"{args.out}: {name} budget {budget:g} s reached at iteration "
+                     f"{int(run.state['iteration'])}")
         break
       row = run.step()
-      bar.update(1)
-      if evaluation_summary(row):
-        last_summary = evaluation_summary(row)
-        if not bar.disable:
-          bar.write(f"iteration {row['iteration']}: {last_summary}")
-      loss = "-" if row["loss"] is None else f"{row['loss']:.3f}"
-      bar.set_postfix_str(f"loss {loss}, positions {row['positions_total']}"
-                          + (f", {last_summary}" if last_summary else ""), refresh=False)
-      if not bar.disable:
-        continue
-      print(json.dumps(row), flush=True)
+      screen.update(run.state, row)
   finally:
-    bar.close()
+    screen.close()
     run.close()
-  plots.plot_run(args.out)
+    # The curves as the run stands, however it stopped.
+    plots.plot_run(args.out)
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(main())

@@ -10,6 +10,7 @@ randomly initialised MLP (Connect-4 only).
 """
 
 import argparse
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +18,7 @@ import jax.numpy as jnp
 import envs
 import mcgs_jax
 from experiments import benchlib
+from learning import cli
 from envs import pons
 from networks import MLP, MLPEval, init_params
 
@@ -48,8 +50,8 @@ def workloads():
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--sims", type=int, default=800)
   parser.add_argument("--csv", default="results/transpositions.csv")
   args = parser.parse_args(argv)
@@ -80,4 +82,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  sys.exit(cli.main(main))

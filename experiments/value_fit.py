@@ -33,6 +33,7 @@ from learning import checkpoint
 from learning import loop
 from learning import selfplay
 from learning import trainer
+from learning import cli
 from networks import losses
 
 LATE_STONES = 24
@@ -72,8 +73,8 @@ def held_out(run: loop.Run, calls: int, seed: int):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = cli.ArgumentParser(description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("run", help="a Connect-4 run directory (its newest checkpoint)")
   parser.add_argument("--network", nargs=2, default=["resnet", '{"num_blocks": 4, "channels": 32}'],
                       metavar=("NAME", "JSON"), help="the network to train (networks.make)")
@@ -137,4 +138,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1:])
+  sys.exit(cli.main(main))

@@ -8,8 +8,13 @@ only once every file is written (it writes under a temporary name and renames),
 so a process killed at any moment leaves the previous complete step as the
 latest; the half-written one is ignored and cleaned up.
 
-A step whose files cannot be read (truncated, deleted or garbled files:
-`CorruptCheckpointError`) is not fatal when resuming: `restore_latest` moves
+Every saved step gets a manifest (`manifest.json` in the step: each file's
+size and CRC-32), checked before orbax reads the step: a truncated, deleted
+or garbled file is found there, so orbax never starts the reads that a
+failure would leave pending (they printed tracebacks of a closed event loop
+later, at random). A step without a manifest (saved before it existed) is
+read as it is. A step whose files cannot be read (`CorruptCheckpointError`)
+is not fatal when resuming: `restore_latest` moves
 it aside to `<directory>-corrupt/<step>` (never deleting it), says so in one
 line, and restores the newest intact step before it. Arrays are matched to
 the run's state by their names (`buffer/data/policy`), so a step saved
@@ -20,9 +25,11 @@ nothing falls back to a fresh start. Temporary directories of a save that
 was killed are removed quietly when the checkpointer opens.
 """
 
+import json
 import logging
 import os
 import shutil
+import zlib
 from typing import Any
 
 import flax.serialization
@@ -54,6 +61,59 @@ class CorruptCheckpointError(CheckpointError):
 
 # Orbax writes a step under a temporary name and renames it when complete.
 _TMP_MARK = ".orbax-checkpoint-tmp"
+# The list of a step's files with their sizes and CRC-32 (`_write_manifest`).
+MANIFEST = "manifest.json"
+
+
+def _step_files(step_dir: str) -> list[str]:
+  """Every file under a step's folder but the manifest, relative, sorted."""
+  found = []
+  for root, _, files in os.walk(step_dir):
+    for name in files:
+      relative = os.path.relpath(os.path.join(root, name), step_dir)
+      if relative != MANIFEST:
+        found.append(relative)
+  return sorted(found)
+
+
+def _crc32(path: str) -> int:
+  crc = 0
+  with open(path, "rb") as f:
+    while chunk := f.read(1 << 20):
+      crc = zlib.crc32(chunk, crc)
+  return crc
+
+
+def _write_manifest(step_dir: str) -> None:
+  """Records each file's size and CRC-32 (written atomically, last)."""
+  files = {name: [os.path.getsize(os.path.join(step_dir, name)),
+                  _crc32(os.path.join(step_dir, name))] for name in _step_files(step_dir)}
+  path = os.path.join(step_dir, MANIFEST)
+  with open(path + ".tmp", "w") as f:
+    json.dump({"files": files}, f)
+  os.replace(path + ".tmp", path)
+
+
+def _manifest_problem(step_dir: str) -> str | None:
+  """What is wrong with a step's files by its manifest (None: all there and
+  intact, or no manifest to go by)."""
+  path = os.path.join(step_dir, MANIFEST)
+  if not os.path.exists(path):
+    return None
+  try:
+    with open(path) as f:
+      files = json.load(f)["files"]
+  except (OSError, ValueError, KeyError, TypeError):
+    return f"{MANIFEST} is unreadable"
+  for name, (size, crc) in sorted(files.items()):
+    file = os.path.join(step_dir, name)
+    if not os.path.exists(file):
+      return f"{name} is missing"
+    if os.path.getsize(file) != size:
+      return f"{name} has {os.path.getsize(file)} bytes, {size} were written"
+    if _crc32(file) != crc:
+      return f"{name} does not hold the bytes written (CRC-32)"
+  return None
 
 
 def _first_line(error: Exception, limit: int = 160) -> str:
@@ -156,6 +216,7 @@ class Checkpointer:
     self._manager.save(step, args=ocp.args.Composite(
         state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
     self._manager.wait_until_finished()
+    _write_manifest(os.path.join(self.directory, str(step)))
 
   def restore(self, step: int, template: Any) -> tuple[Any, dict]:
     """Reads step `step` into the structure, shapes and dtypes of `template`.
@@ -173,6 +234,10 @@ class Checkpointer:
       CheckpointError: arrays unlike the template's.
     """
     path = os.path.join(self.directory, str(step))
+    problem = _manifest_problem(path)
+    if problem is not None:
+      raise CorruptCheckpointError(f"cannot read checkpoint {path} ({problem}): its files are "
+                                   "truncated, missing or garbled", problem)
     with _QuietStorageLogs():
       try:
         metadata = self._manager.item_metadata(step)["state"]

@@ -7,13 +7,17 @@ written to `DIR/config.json` and a resumed run must agree with it.
 """
 
 import dataclasses
+import difflib
 import json
 from typing import Any
 
 import mcgs_jax
+import networks
 from mcgs_jax import config as search_config_lib
 from mcgs_jax import dual
+from mcgs_jax import field_spec
 from mcgs_jax import modes
+from mcgs_jax.field_spec import FLAG, count, number, one_of, share
 from learning import selfplay
 from learning import trainer
 
@@ -24,6 +28,68 @@ TWO_SEARCHES = ("dual", "mpv")
 # compare it at play time only).
 UNTRAINED_MODES = ("katago",)
 SEARCHES = tuple(m for m in modes.names() if m not in UNTRAINED_MODES) + TWO_SEARCHES
+NETWORK_NAMES = tuple(networks.NETWORKS) + ("pair",)
+
+# The valid values of every field (`mcgs_jax.field_spec`), checked at
+# construction before any use; docs/configuration.md lists them.
+FIELDS = {
+    "env": field_spec.Spec(str, note="an env id of `envs.make`"),
+    "network": one_of(*NETWORK_NAMES),
+    "network_kwargs": field_spec.Spec(tuple, note="the network's keyword arguments"),
+    "search": one_of(*SEARCHES),
+    "simulations": count(1),
+    "root_policy": one_of(*search_config_lib.ROOT_POLICIES),
+    "gumbel_considered": count(1),
+    "fast_simulations": count(0, note="<= simulations"),
+    "full_search_prob": share(),
+    "games": count(1),
+    "moves_per_iteration": count(1),
+    "reuse_graph": FLAG,
+    "node_factor": number(1.0),
+    "solver": FLAG,
+    "c_init": number(0.0),
+    "dirichlet_fraction": share(),
+    "dirichlet_alpha": number(0.0, low_open=True),
+    "temperature_moves": count(0),
+    "outcome_weight": share(),
+    "value_lambda": share(),
+    "opening_plies": count(0),
+    "replay_capacity": count(1),
+    "batch_size": count(1),
+    "updates_per_iteration": count(1),
+    "min_replay": count(0),
+    "learning_rate": number(0.0, low_open=True),
+    "decay_updates": count(0),
+    "weight_decay": number(0.0),
+    "optimizer": one_of("adam", "sgd"),
+    "loss": one_of(*trainer.LOSSES),
+    "opponent_policy_weight": number(0.0),
+    "ema_decay": share(high_open=True),
+    "augment": FLAG,
+    "overlap": FLAG,
+    "eval_every": count(0),
+    "eval_every_s": number(0.0),
+    "eval_simulations": count(1),
+    "eval_root_policy": one_of(*search_config_lib.ROOT_POLICIES),
+    "eval_solver": FLAG,
+    "eval_positions": count(1),
+    "arena_games": count(0),
+    "arena_simulations": count(1),
+    "baseline_simulations": count(1),
+    "warm_start_steps": count(0),
+    "warm_start_positions": count(1),
+    "seed": count(0),
+    "keep_checkpoints": count(1),
+    "checkpoint_every": count(1),
+    "dual_backup": one_of("tree", "mcgs"),
+    "small_simulations": count(1),
+    "large_simulations": count(1),
+    "backup_window": count(0),
+    "eps_greedy": share(),
+    "eps_decay": share(low_open=True),
+    "value_mix": share(),
+    "dual_rounds": count(1),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,8 +163,10 @@ class TrainConfig:
     eval_every_s: also evaluate at the first iteration whose `cpu_s` (the
       process's CPU seconds of self-play and training, which unlike `wall_s`
       do not grow when other processes share the cores) passes each multiple
-      of this many seconds (0: off); runs whose iterations differ in cost
-      then get their curves at the same compute.
+      of this many seconds (0: off), and once early, at the first
+      iteration past `learning.loop.FIRST_EVAL_S` (60) CPU seconds; runs
+      whose iterations differ in cost then get their curves at the same
+      compute.
     eval_simulations: simulations of the searched-move evaluation.
     eval_root_policy: the root policy of evaluation and arena searches
       ('puct' or 'gumbel' without noise), whatever self-play used, so runs
@@ -186,37 +254,20 @@ class TrainConfig:
   dual_rounds: int = 1
 
   def __post_init__(self):
-    if self.search not in SEARCHES:
-      raise ValueError(f"search must be one of {SEARCHES}, got {self.search!r}")
-    if self.optimizer not in ("adam", "sgd"):
-      raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+    # Every field's type and range first (`FIELDS`), then how they combine.
+    field_spec.check_fields("TrainConfig", self, FIELDS)
     trainer.LossConfig(kind=self.loss, opponent_policy_weight=self.opponent_policy_weight)
     if self.opponent_policy_weight > 0 and self.network != "resnet":
       raise ValueError(f"opponent_policy_weight needs network='resnet', got {self.network!r}")
-    for name in ("root_policy", "eval_root_policy"):
-      if getattr(self, name) not in search_config_lib.ROOT_POLICIES:
-        raise ValueError(f"{name} must be one of {search_config_lib.ROOT_POLICIES}, "
-                         f"got {getattr(self, name)!r}")
     if self.search in TWO_SEARCHES and (self.root_policy != "puct" or self.fast_simulations):
       raise ValueError(f"search={self.search!r} supports root_policy='puct' without "
                        "fast_simulations only")
-    if not 0 <= self.fast_simulations <= self.simulations:
+    if self.fast_simulations > self.simulations:
       raise ValueError(f"fast_simulations must be in [0, simulations], got "
                        f"{self.fast_simulations}")
-    for name in ("simulations", "games", "moves_per_iteration", "replay_capacity",
-                 "batch_size", "updates_per_iteration", "keep_checkpoints", "checkpoint_every"):
-      if getattr(self, name) < 1:
-        raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-    if not 0 <= self.ema_decay < 1:
-      raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay}")
-    if self.node_factor < 1:
-      raise ValueError(f"node_factor must be >= 1, got {self.node_factor}")
-    if self.search in TWO_SEARCHES:
-      if self.network not in ("dual", "dual_mlp", "pair"):
-        raise ValueError(f"search={self.search!r} needs a two-head network ('dual', 'dual_mlp' "
-                         f"or 'pair'), got network={self.network!r}")
-      if self.dual_backup not in ("tree", "mcgs"):
-        raise ValueError(f"dual_backup must be 'tree' or 'mcgs', got {self.dual_backup!r}")
+    if self.search in TWO_SEARCHES and self.network not in ("dual", "dual_mlp", "pair"):
+      raise ValueError(f"search={self.search!r} needs a two-head network ('dual', 'dual_mlp' "
+                       f"or 'pair'), got network={self.network!r}")
 
   def search_config(self, simulations: int | None = None, noise: bool = True
                     ) -> mcgs_jax.SearchConfig:
@@ -329,8 +380,10 @@ class TrainConfig:
     return replace(cls(), **data)
 
 
-def _frozen_kwargs(kwargs) -> tuple:
-  if isinstance(kwargs, tuple):
+def _frozen_kwargs(kwargs):
+  """A mapping as sorted pairs (hashable); anything else as it is, for the
+  field's check to refuse."""
+  if not isinstance(kwargs, dict):
     return kwargs
   return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()))
 
@@ -349,10 +402,15 @@ def replace(config: TrainConfig, **changes) -> TrainConfig:
     ValueError: unknown field names (named in the message), or values
       `__post_init__` refuses.
   """
-  known = {f.name for f in dataclasses.fields(TrainConfig)}
-  unknown = sorted(set(changes) - known)
+  known = [f.name for f in dataclasses.fields(TrainConfig)]
+  unknown = sorted(set(changes) - set(known))
   if unknown:
-    raise ValueError(f"unknown config fields {unknown}; known: {sorted(known)}")
+    hints = []
+    for name in unknown:
+      close = difflib.get_close_matches(name, known, n=1)
+      hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ValueError(f"unknown config field{'s' if len(unknown) > 1 else ''} "
+                     f"{', '.join(hints)}; docs/configuration.md lists them")
   if "network_kwargs" in changes:
     changes["network_kwargs"] = _frozen_kwargs(changes["network_kwargs"])
   return dataclasses.replace(config, **changes)
@@ -443,3 +501,52 @@ def load_json(path: str) -> dict:
   if not isinstance(data, dict):
     raise ValueError(f"config file {path} must hold a JSON object of TrainConfig fields")
   return data
+
+
+CONFIGURATION_DOC = "docs/configuration.md"
+
+
+def configuration_markdown() -> str:
+  """docs/configuration.md: the valid values of every `SearchConfig` and
+  `TrainConfig` field (`FIELDS`, `mcgs_jax.config.FIELDS`), as checked at
+  construction. Rewrite the page with `write_configuration_doc()`.
+
+  Returns:
+    The page's text.
+  """
+  return "\n".join([
+      "# Configuration: the valid values of every field",
+      "",
+      "`mcgs_jax.SearchConfig` and `learning.config.TrainConfig` check every field when they are",
+      "constructed: a value of the wrong type (a count given as a float, a flag as a number, a",
+      "number as a string) raises `TypeError`, one out of range `ValueError`, each in one line that",
+      "names the field, its valid values and the value given. A `--config` file of",
+      "`experiments.train` is a JSON object of `TrainConfig` fields; an unknown field name is refused",
+      "with the nearest known one. The fields' meanings are in the classes' docstrings;",
+      "combinations some fields exclude are checked after these ranges (e.g. `solver_bounds` needs",
+      "`solver`, `q_init` lies within [`value_min`, `value_max`]).",
+      "",
+      "This page is generated from the code (`learning.config.write_configuration_doc()`); a test",
+      "keeps it equal to it.",
+      "",
+      "## SearchConfig",
+      "",
+      field_spec.markdown_table(search_config_lib.FIELDS, mcgs_jax.SearchConfig()),
+      "",
+      "## TrainConfig",
+      "",
+      "Defaults of the class; each env's defaults (`default_config`) override some of them.",
+      "",
+      field_spec.markdown_table(FIELDS, TrainConfig()),
+      "",
+  ])
+
+
+def write_configuration_doc(path: str = CONFIGURATION_DOC) -> None:
+  """Writes `configuration_markdown()` to `path`.
+
+  Args:
+    path: the page (default docs/configuration.md).
+  """
+  with open(path, "w") as f:
+    f.write(configuration_markdown())

@@ -41,9 +41,11 @@ from learning import config as config_lib
 from learning import evaluation
 from learning import plots
 from learning import replay
+from learning import run_lock
 from learning import selfplay
 from learning import trainer
 from learning import warm_start
+from mcgs_jax import expansion
 from learning.checkpoint import AGENT, CONFIG, build_network, init_variables
 from networks import losses
 
@@ -181,12 +183,28 @@ def _round(value):
   return value
 
 
+# A run evaluated by CPU seconds (`eval_every_s`) is also evaluated once
+# early, at the first iteration past this many CPU seconds, so its first
+# figures come within about a minute rather than after the first interval.
+FIRST_EVAL_S = 60.0
+
+
 class Run:
   """A training run in `directory`: builds or restores its state, then steps."""
 
   def __init__(self, directory: str, config: config_lib.TrainConfig, tensorboard: bool = False):
     self.directory = directory
     self.config = config
+    # Held until `close` (or the process's end): a second process on the
+    # folder is refused before it reads or writes anything there.
+    self._lock = run_lock.acquire(directory)
+    try:
+      self._open(directory, config, tensorboard)
+    except BaseException:
+      self._lock.release()
+      raise
+
+  def _open(self, directory, config, tensorboard):
     self.env, self.network, self.eval_fn = build_network(config)
     devices = jax.device_count()
     for name in ("games", "batch_size"):
@@ -198,7 +216,6 @@ class Run:
                                 config.decay_updates)
     self.tensorboard = tensorboard
     self._bind_steps()
-    os.makedirs(directory, exist_ok=True)
     self._write_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
@@ -350,7 +367,18 @@ class Run:
     Raises:
       FloatingPointError: NaN from the network or non-finite training
         metrics (the last checkpoint stays the last good state).
+      mcgs_jax.expansion.EvaluatorError: a network output the search
+        refused (`check_evaluator`), unwrapped from jax's runtime error.
     """
+    try:
+      return self._step()
+    except Exception as error:  # pylint: disable=broad-except
+      evaluator = expansion.as_evaluator_error(error)
+      if evaluator is None or evaluator is error:
+        raise
+      raise evaluator from None
+
+  def _step(self) -> dict:
     config, state = self.config, self.state
     iteration = int(state["iteration"]) + 1
     rng = jax.random.fold_in(state["rng"], iteration)
@@ -430,9 +458,10 @@ class Run:
         selfplay_s=selfplay_s, train_s=train_s, compile_s=compile_s)
     if iteration == 1 and getattr(self, "warm_start_row", None):
       row.update(self.warm_start_row)
-    every_s = config.eval_every_s
+    every_s, before = config.eval_every_s, float(state["cpu_s"])
     if ((config.eval_every and iteration % config.eval_every == 0)
-        or (every_s and cpu_s // every_s > float(state["cpu_s"]) // every_s)):
+        or (every_s and cpu_s // every_s > before // every_s)
+        or (every_s > FIRST_EVAL_S and before < FIRST_EVAL_S <= cpu_s)):
       start = time.perf_counter()
       row.update(self.evaluate(eval_rng, iteration))
       row["eval_s"] = time.perf_counter() - start
@@ -499,10 +528,13 @@ class Run:
   def close(self):
     """Checkpoints the last finished iteration if `checkpoint_every` left it
     out, waits for the checkpoint writes and closes the run's files."""
-    iteration = int(self.state["iteration"])
-    # An iteration stopped between its state and its row is not finished.
-    if self.checkpointed < iteration and len(self.rows) == iteration:
-      self._checkpoint(iteration)
-    self.checkpoints.close()
-    if hasattr(self, "_writer"):
-      self._writer.close()
+    try:
+      iteration = int(self.state["iteration"])
+      # An iteration stopped between its state and its row is not finished.
+      if self.checkpointed < iteration and len(self.rows) == iteration:
+        self._checkpoint(iteration)
+      self.checkpoints.close()
+      if hasattr(self, "_writer"):
+        self._writer.close()
+    finally:
+      self._lock.release()

@@ -10,9 +10,10 @@ read a config's groups; `SearchConfig.from_groups(...)` builds one from them.
 """
 
 import dataclasses
-import numbers
 
+from mcgs_jax import field_spec
 from mcgs_jax import modes
+from mcgs_jax.field_spec import FLAG, count, number, one_of, share
 
 # The built-in backup modes (`mcgs_jax.modes`); `modes.names()` also lists
 # the ones registered later.
@@ -23,15 +24,64 @@ ROOT_POLICIES = ("puct", "gumbel")
 EXPANSION_POLICIES = ("all", "visits", "probability")
 
 
+# The valid values of every field (`field_spec`), checked before the groups'
+# own checks of how fields combine; docs/configuration.md lists them.
+FIELDS = {
+    "num_simulations": count(0),
+    "backup": field_spec.Spec(str, note="a mode of `mcgs_jax.modes`: " + ", ".join(
+        repr(m) for m in BACKUP_MODES) + " or one registered later"),
+    "c_init": number(0.0),
+    "c_base": number(0.0, low_open=True),
+    "q_init": number(note="within [value_min, value_max]"),
+    "q_eps": number(0.0),
+    "value_min": number(),
+    "value_max": number(note="> value_min"),
+    "max_nodes": count(1, optional=True),
+    "table_size": count(1, optional=True, power_of_two=True),
+    "max_probes": count(1),
+    "max_depth": count(1),
+    "node_temperature": number(0.0, low_open=True),
+    "dirichlet_fraction": share(),
+    "dirichlet_alpha": number(0.0, low_open=True),
+    "visit_temperature": number(0.0),
+    "q_value_weight": number(0.0),
+    "q_veto_delta": number(0.0),
+    "solver": FLAG,
+    "solver_bounds": FLAG,
+    "max_nn_evals": count(1, optional=True),
+    "leaves_per_step": count(1),
+    "eps_greedy": share(),
+    "eps_constraint": share(),
+    "free_retries": count(0),
+    "progressive_pruning": one_of(*PRUNING_MODES),
+    "pruning_r_d": number(0.0),
+    "pruning_min_visits": count(1),
+    "pruning_max_visits_per_move": count(0),
+    "move_choice": one_of(*MOVE_CHOICES),
+    "lcb_z": number(0.0),
+    "lcb_min_visit_fraction": share(),
+    "min_root_visit_fraction": share(high_open=True),
+    "root_policy": one_of(*ROOT_POLICIES),
+    "max_considered_actions": count(1),
+    "gumbel_scale": number(0.0),
+    "value_scale": number(0.0, low_open=True),
+    "maxvisit_init": number(0.0),
+    "rave": FLAG,
+    "rave_b": number(0.0),
+    "expansion_policy": one_of(*EXPANSION_POLICIES),
+    "expansion_threshold": number(0.0, low_open=True, note="a count >= 1 with "
+                                  "expansion_policy 'visits', in (0, 1] with 'probability'"),
+    "depth_i": count(0, high=2),
+    "backup_window": count(0),
+    "eps_decay": share(low_open=True),
+    "check_evaluator": FLAG,
+}
+
+
 def _check_ints(group) -> None:
-  """A float or bool count would fail much later, inside jit, as a shape
-  error: refused at construction."""
-  for field in dataclasses.fields(group):
-    value = getattr(group, field.name)
-    if (field.type in (int, int | None) and value is not None
-        and (isinstance(value, bool) or not isinstance(value, numbers.Integral))):
-      raise TypeError(f"SearchConfig.{field.name} must be an int, got {value!r} "
-                      f"({type(value).__name__})")
+  """Every field of the group against `FIELDS`: a float or bool count would
+  fail much later, inside jit, as a shape error; refused at construction."""
+  field_spec.check_fields("SearchConfig", group, FIELDS)
 
 
 class _Group:
@@ -213,6 +263,7 @@ class SolverConfig(_Group):
   solver_bounds: bool = False
 
   def __post_init__(self):
+    _check_ints(self)
     if self.solver_bounds and not self.solver:
       raise ValueError("solver_bounds needs solver=True")
 
@@ -422,6 +473,9 @@ class SearchConfig:
     # together hold every field (tests/test_config_groups.py).
     for group in GROUPS:
       group.of(self)
+    if not self.value_min <= self.q_init <= self.value_max:
+      raise ValueError(f"SearchConfig.q_init must lie in [value_min, value_max] = "
+                       f"[{self.value_min}, {self.value_max}], got {self.q_init}")
 
   @property
   def budget(self) -> BudgetConfig:

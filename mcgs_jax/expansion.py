@@ -63,6 +63,32 @@ class EvaluatorError(ValueError):
   (`SearchConfig.check_evaluator`)."""
 
 
+def as_evaluator_error(error: BaseException) -> "EvaluatorError | None":
+  """The `EvaluatorError` inside a jax runtime error, or None.
+
+  The check raises from the host inside a jitted computation, so the error
+  that reaches Python is jax's runtime error ("INTERNAL: CpuCallback
+  error"), the EvaluatorError's message at the end of its text. A caller
+  that blocks on a search's result can re-raise this one instead, so its
+  message is the first line the user sees:
+  `raise as_evaluator_error(e) or e` or `... from None`.
+
+  Args:
+    error: any exception.
+
+  Returns:
+    The EvaluatorError (the same object if it is one), or None.
+  """
+  if isinstance(error, EvaluatorError):
+    return error
+  marker = f"{EvaluatorError.__name__}: "
+  text = str(error)
+  if marker not in text:
+    return None
+  message = text[text.rindex(marker) + len(marker):].strip().splitlines()
+  return EvaluatorError(message[0] if message else text)
+
+
 # Values this far outside [value_min, value_max] are a broken value head, not
 # rounding.
 _VALUE_SLACK = 1e-3

@@ -12,6 +12,7 @@ import pytest
 import envs
 import mcgs_jax
 from experiments import train
+from learning import cli
 from learning import config as config_lib
 from tests.fake_evals import HashEval, NaNEval
 
@@ -47,8 +48,10 @@ def test_broken_evaluator_is_a_clear_error(logit, value, field, shown):
   params = {"logit": jnp.float32(logit), "value": jnp.float32(value)}
   with pytest.raises(Exception, match="EvaluatorError") as error:
     jax.block_until_ready(_search(ParamEval(), check=True, params=params))
-  message = train.one_line_error(error.value)
-  assert message is not None and field in message and shown in message, message
+  message, code = cli.explain(error.value)
+  assert code == cli.FAILURE
+  assert message.startswith("the network's output was refused: ")
+  assert field in message and shown in message, message
   assert "shape (3" in message, message
 
 
@@ -80,12 +83,15 @@ def test_trainer_stops_on_a_nan_network(tmp_path):
   try:
     variables = run.state["variables"]
     run.state = dict(run.state, variables=jax.tree.map(lambda x: x * jnp.nan, variables))
-    with pytest.raises(Exception) as error:
+    # The EvaluatorError itself, not jax's runtime error around it: its
+    # message is the first line the user sees.
+    with pytest.raises(mcgs_jax.expansion.EvaluatorError) as error:
       run.step()
   finally:
     run.close()
-  message = train.one_line_error(error.value)
-  assert message is not None and message.startswith("the network's output was refused")
+  assert str(error.value).startswith("eval_fn returned ")
+  message, _ = cli.explain(error.value)
+  assert message.startswith("the network's output was refused")
   # Nothing of the failed iteration was saved.
   assert run.checkpoints.latest_step() is None
 
@@ -93,7 +99,7 @@ def test_trainer_stops_on_a_nan_network(tmp_path):
 @pytest.mark.parametrize("field,value", [("num_simulations", 2.5), ("max_nodes", 3.0),
                                          ("max_depth", True), ("leaves_per_step", "4")])
 def test_counts_must_be_ints(field, value):
-  with pytest.raises(TypeError, match=f"SearchConfig.{field} must be an int"):
+  with pytest.raises(TypeError, match=f"SearchConfig.{field} must be (None or )?an int"):
     mcgs_jax.SearchConfig(**{field: value})
   assert mcgs_jax.SearchConfig(num_simulations=np.int64(4)).num_simulations == 4
 

@@ -74,7 +74,7 @@ def test_unknown_names_list_the_known_ones():
     modes.get("graph")
   with pytest.raises(ValueError, match="known: mcgs, tree, tt_cache, katago"):
     mcgs_jax.SearchConfig(backup="graph")
-  with pytest.raises(ValueError, match="unknown backup mode"):
+  with pytest.raises(TypeError, match="SearchConfig.backup must be a string"):
     mcgs_jax.SearchConfig(backup=None)
 
 

@@ -82,6 +82,7 @@ def test_checkpoint_every_saves_fewer_steps_and_resumes_to_the_same_run(tmp_path
   run = train.Run(str(tmp_path / "spaced"), config)
   run.step()
   run.checkpoints.close()  # killed after iteration 5, before any checkpoint of it
+  run._lock.release()      # as the kernel releases a killed process's lock
   assert steps() == [1, 3, 4]
   assert _iterations(tmp_path / "spaced") == [1, 2, 3, 4, 5]
   resumed, resumed_rows = _run(tmp_path / "spaced", config, 5)
@@ -221,9 +222,7 @@ def test_no_intact_checkpoint_is_one_clear_error(tmp_path, capsys):
   config = _config()
   _run(tmp_path, config, 1)
   _truncate_step(tmp_path / "checkpoints" / "1")
-  with pytest.raises(SystemExit) as exit_info:
-    train.main(["--out", str(tmp_path), "--iterations", "2"])
-  assert exit_info.value.code == 1
+  assert train.main(["--out", str(tmp_path), "--iterations", "2"]) == 1
   err = capsys.readouterr().err
   assert "Traceback" not in err
   assert [line for line in err.splitlines() if line.startswith("error:")] == [
@@ -279,7 +278,7 @@ def test_cli_refuses_other_settings(tmp_path):
   out = tmp_path / "run"
   config = train.resolve_config(_args(out, env="tictactoe", config=str(config_file)))
   train.Run(str(out), config).close()   # writes config.json
-  with pytest.raises(SystemExit, match="simulations"):
+  with pytest.raises(ValueError, match="simulations"):
     train.resolve_config(_args(out, simulations=9))
   assert train.resolve_config(_args(out)).simulations == TINY["simulations"]
 
@@ -470,9 +469,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
   config_file.write_text(json.dumps(TINY))
   argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(config_file),
           "--iterations", "4"]
-  with pytest.raises(SystemExit) as exit_info:
-    train.main(argv)
-  assert exit_info.value.code == 130
+  assert train.main(argv) == 130
   err = capsys.readouterr().err
   assert "stopped at iteration 2; run the same command to resume" in err
   assert "Traceback" not in err
@@ -487,7 +484,11 @@ def test_evaluation_summary_line():
   row = {"iteration": 10, "search_c4_error_L3_R1": 0.01, "search_c4_error_L2_R1": 0.125,
          "policy_keeps_value": 0.5, "elo": 12.0, "elo_low": -3.0, "elo_high": 30.0}
   assert train.evaluation_summary(row) == (
-      "search errors % 1/12, policy keeps value 0.5000, Elo +12 [-3, +30]")
+      "search errors: End-Easy 1.0%, Middle-Easy 12.5% (mean 6.8%); policy keeps value 0.5000; "
+      "Elo +12 [-3, +30]")
+  wrapped = train.evaluation_summary(row, width=40).splitlines()
+  assert len(wrapped) > 1 and all(len(line) <= 40 for line in wrapped)
+  assert train.short_summary(row) == "search 6.8%"
   assert train.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
 
 

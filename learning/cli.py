@@ -1,0 +1,112 @@
+"""Command lines: one clear line for every mistake.
+
+Every command of `experiments` builds its parser with `ArgumentParser` and
+runs through `main`:
+
+  parser = cli.ArgumentParser(description=...)   # adds --debug
+  ...
+  if __name__ == "__main__":
+    sys.exit(cli.main(run))                      # run(argv) -> exit code
+
+A user's mistake (a bad flag, an unknown env or config field, a value out
+of range, a missing file, a run folder another process holds) prints
+`error: <what, in one line>` and exits with 2; a failed run (an unusable
+checkpoint, diverging training, a network output the search refused) with 1.
+`--debug` shows the full traceback instead. Anything else is a bug and keeps
+its traceback.
+"""
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from learning import checkpoint as checkpoint_lib
+from learning import run_lock
+from mcgs_jax import expansion
+
+USAGE = 2
+FAILURE = 1
+INTERRUPTED = 130
+# The user's mistakes: what they typed or pointed at.
+USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
+                PermissionError, run_lock.RunBusyError)
+# A run that started and could not go on.
+RUN_FAILURES = (checkpoint_lib.CheckpointError, FloatingPointError)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+  """argparse's parser with `--debug`, whose errors are one line (exit 2)."""
+
+  def __init__(self, *args, **kwargs):
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if "prog" not in kwargs and spec is not None and spec.name.startswith("experiments."):
+      kwargs["prog"] = f"python -m {spec.name}"   # not "train.py"
+    super().__init__(*args, **kwargs)
+    self.add_argument("--debug", action="store_true",
+                      help="show the full traceback of an error instead of one line")
+
+  def error(self, message):
+    """Prints `message` in one line and exits with 2.
+
+    Args:
+      message: argparse's description of the mistake.
+    """
+    sys.stderr.write(f"error: {message} (`{self.prog} --help` lists the options)\n")
+    sys.exit(USAGE)
+
+
+def explain(error: BaseException) -> tuple[str, int] | None:
+  """The one line and exit code of an error the user can act on.
+
+  Args:
+    error: the exception.
+
+  Returns:
+    (message, exit code), or None for a bug (shown with its traceback).
+  """
+  text = str(error)
+  # A network output refused inside a jitted search arrives wrapped in
+  # jax's runtime error, the EvaluatorError's message at its end.
+  evaluator = expansion.as_evaluator_error(error)
+  if evaluator is not None:
+    return "the network's output was refused: " + _first_line(str(evaluator)), FAILURE
+  if isinstance(error, RUN_FAILURES):
+    return _first_line(text), FAILURE
+  if isinstance(error, USAGE_ERRORS):
+    if isinstance(error, OSError) and error.filename and error.strerror:
+      text = f"{error.filename}: {error.strerror}"   # not "[Errno 2] ..."
+    return _first_line(text), USAGE
+  return None
+
+
+def _first_line(text: str) -> str:
+  lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+  return lines[0] if lines else "(no message)"
+
+
+def main(run: Callable[[Sequence[str]], int | None],
+         argv: Sequence[str] | None = None) -> int:
+  """Runs a command, turning the user's mistakes into one line.
+
+  Args:
+    run: the command, `run(argv)` -> exit code (None: 0).
+    argv: its arguments (None: `sys.argv[1:]`).
+
+  Returns:
+    The exit code: `run`'s, 2 for a mistake (`USAGE_ERRORS`), 1 for a failed
+    run (`RUN_FAILURES`, a refused network output), 130 for Ctrl-C.
+  """
+  argv = sys.argv[1:] if argv is None else list(argv)
+  try:
+    return int(run(argv) or 0)
+  except KeyboardInterrupt:
+    sys.stderr.write("interrupted\n")
+    return INTERRUPTED
+  except Exception as error:  # pylint: disable=broad-except
+    explained = explain(error)
+    if "--debug" in argv or explained is None:
+      raise
+    message, code = explained
+    sys.stderr.write(f"error: {message} (--debug shows the traceback)\n")
+    return code

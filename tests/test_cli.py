@@ -1,0 +1,165 @@
+"""Command lines: every user mistake is one line and exit code 2, the
+traceback only with --debug; one run owns its folder (a second process is
+refused in one line naming the holder, and a killed holder leaves nothing
+stale); `experiments.play` ends cleanly at the end of its input."""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiments import arena
+from experiments import play
+from experiments import race
+from experiments import train
+from learning import cli
+from learning import run_lock
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
+            min_replay=16, updates_per_iteration=2, replay_capacity=256,
+            network_kwargs={"hidden_sizes": [16]})
+
+
+def _one_error_line(capsys) -> str:
+  err = capsys.readouterr().err
+  lines = [line for line in err.splitlines() if line.strip()]
+  assert len(lines) == 1, err
+  assert lines[0].startswith("error: ") and "Traceback" not in err, err
+  return lines[0]
+
+
+def _config_file(tmp_path, name="config", **fields):
+  path = tmp_path / f"{name}.json"
+  path.write_text(json.dumps(fields))
+  return str(path)
+
+
+@pytest.mark.parametrize("case", ["unknown env", "typo in a field", "a field's wrong type",
+                                  "a value out of range", "a bad flag", "a missing file",
+                                  "an out-of-range flag", "invalid JSON"])
+def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
+  out = str(tmp_path / "run")
+  argv = {
+      "unknown env": ["--env", "tictactoe_x", "--out", out],
+      "typo in a field": ["--env", "tictactoe", "--out", out,
+                          "--config", _config_file(tmp_path, "typo", simulatons=4)],
+      "a field's wrong type": ["--env", "tictactoe", "--out", out,
+                               "--config", _config_file(tmp_path, "type", simulations="many")],
+      "a value out of range": ["--env", "tictactoe", "--out", out,
+                               "--config", _config_file(tmp_path, "range", learning_rate=-1.0)],
+      "a bad flag": ["--env", "tictactoe", "--out", out, "--simulatons", "4"],
+      "a missing file": ["--env", "tictactoe", "--out", out,
+                         "--config", str(tmp_path / "missing.json")],
+      "an out-of-range flag": ["--env", "tictactoe", "--out", out, "--games", "0"],
+      "invalid JSON": ["--env", "tictactoe", "--out", out, "--config",
+                       str(tmp_path / "bad.json")],
+  }[case]
+  (tmp_path / "bad.json").write_text("{simulations: 4")
+  with pytest.raises(SystemExit) if case in ("a bad flag", "an out-of-range flag") else (
+      _no_exit()) as exit_info:
+    code = cli.main(train.run, argv)
+  if exit_info is not None:
+    code = exit_info.value.code
+  assert code == cli.USAGE
+  line = _one_error_line(capsys)
+  expected = {"unknown env": "unknown env id 'tictactoe_x'",
+              "typo in a field": "did you mean 'simulations'",
+              "a field's wrong type": "TrainConfig.simulations must be an int >= 1, got 'many'",
+              "a value out of range": "TrainConfig.learning_rate must be a number > 0",
+              "a bad flag": "unrecognized arguments: --simulatons",
+              "a missing file": "missing.json: No such file or directory",
+              "an out-of-range flag": "--games must be >= 1, got 0",
+              "invalid JSON": "is not valid JSON"}[case]
+  assert expected in line, line
+  # Nothing was created for a refused run.
+  assert not os.path.exists(out)
+
+
+class _no_exit:
+  def __enter__(self):
+    return None
+
+  def __exit__(self, *exc):
+    return False
+
+
+@pytest.mark.parametrize("command,argv,expected", [
+    (play.main, ["--agent", "/nonexistent/run"], "holds no trained agent"),
+    (arena.main, ["--run", "/nonexistent/run"], "holds no trained agent"),
+    (race.main, ["--ours", "/nonexistent/a", "--peer", "/nonexistent/b"],
+     "No such file or directory"),
+])
+def test_a_missing_run_is_one_line_in_every_command(command, argv, expected, capsys):
+  assert cli.main(command, argv) == cli.USAGE
+  assert expected in _one_error_line(capsys)
+
+
+def test_debug_shows_the_traceback(tmp_path):
+  with pytest.raises(ValueError, match="unknown env id"):
+    cli.main(train.run, ["--env", "nope", "--out", str(tmp_path / "run"), "--debug"])
+
+
+def test_a_bug_keeps_its_traceback():
+  def broken(argv):
+    del argv
+    return {}["missing"]
+  with pytest.raises(KeyError):
+    cli.main(broken, [])
+
+
+def test_play_ends_cleanly_at_the_end_of_its_input(capsys):
+  def end_of_input(prompt):
+    del prompt
+    raise EOFError
+  assert cli.main(lambda argv: play.main(argv, read=end_of_input), ["--simulations", "2"]) == 0
+  captured = capsys.readouterr()
+  assert captured.out.rstrip().endswith("bye") and "Traceback" not in captured.err
+
+
+def _python(*args, **kwargs):
+  env = dict(os.environ, PYTHONPATH=str(ROOT))
+  return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes(tmp_path):
+  out = tmp_path / "run"
+  config = _config_file(tmp_path, **TINY)
+  argv = ["-m", "experiments.train", "--env", "tictactoe", "--out", str(out), "--config",
+          config, "--iterations", "6"]
+  first = _python(*argv)
+  owner = out / run_lock.OWNER
+  deadline = time.monotonic() + 240
+  while not owner.exists() and first.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.2)
+  assert owner.exists(), first.communicate()
+  second = _python(*argv)
+  _, err = second.communicate(timeout=240)
+  assert first.poll() is None, "the first run ended before the second was refused"
+  assert second.returncode == cli.USAGE
+  lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("W0", "I0"))]
+  assert len(lines) == 1, err
+  assert lines[0].startswith(f"error: {out} is in use by pid {first.pid} on "), lines[0]
+  first.communicate(timeout=600)
+  assert first.returncode == 0
+  rows = (out / "metrics.csv").read_text().splitlines()[1:]
+  assert [int(row.split(",")[0]) for row in rows] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
+  holder = _python("-c", "import sys, time; from learning import run_lock; "
+                   f"lock = run_lock.acquire({str(tmp_path)!r}); print('held', flush=True); "
+                   "time.sleep(120)")
+  assert holder.stdout.readline().strip() == "held"
+  with pytest.raises(run_lock.RunBusyError, match=f"pid {holder.pid}"):
+    run_lock.acquire(str(tmp_path))
+  holder.send_signal(signal.SIGKILL)
+  holder.wait(timeout=30)
+  lock = run_lock.acquire(str(tmp_path))   # the kernel released it
+  lock.release()

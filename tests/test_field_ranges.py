@@ -1,0 +1,107 @@
+"""Every SearchConfig and TrainConfig field has its valid values stated
+(`mcgs_jax.field_spec`), and a value outside them is refused at
+construction: hypothesis draws wrong types and out-of-range values for every
+field of both configs."""
+
+import dataclasses
+import math
+import pathlib
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+import mcgs_jax
+from learning import config as config_lib
+from mcgs_jax import config as search_config_lib
+from mcgs_jax import field_spec
+from mcgs_jax.field_spec import Spec
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CONFIGS = {
+    "SearchConfig": (mcgs_jax.SearchConfig, search_config_lib.FIELDS,
+                     lambda **kw: mcgs_jax.SearchConfig(**kw)),
+    "TrainConfig": (config_lib.TrainConfig, config_lib.FIELDS,
+                    lambda **kw: config_lib.replace(config_lib.TrainConfig(), **kw)),
+}
+
+
+def invalid_values(spec: Spec) -> st.SearchStrategy:
+  """Values `spec` refuses: the wrong type, or outside its range or
+  choices."""
+  wrong_type = {
+      bool: st.one_of(st.integers(), st.floats(), st.text(), st.just([True])),
+      str: st.one_of(st.integers(), st.floats(), st.booleans(), st.just(["mcgs"])),
+      tuple: st.one_of(st.integers(), st.text(), st.booleans()),
+      int: st.one_of(st.floats().filter(lambda x: not float(x).is_integer()), st.text(),
+                     st.booleans(), st.just([1])),
+      float: st.one_of(st.text(), st.booleans(), st.just([1.0]),
+                       st.sampled_from([math.nan, math.inf, -math.inf])),
+  }[spec.kind]
+  options = [wrong_type]
+  if not spec.optional and spec.kind is not bool:
+    options.append(st.none())
+  if spec.choices is not None:
+    options.append(st.text().filter(lambda s: s not in spec.choices))
+  number = st.integers if spec.kind is int else (
+      lambda min_value=None, max_value=None: st.floats(min_value, max_value,
+                                                        allow_nan=False))
+  if spec.kind in (int, float):
+    if spec.low is not None:
+      below = (st.just(spec.low) if spec.low_open else
+               number(max_value=spec.low - 1 if spec.kind is int else spec.low).filter(
+                   lambda x: x < spec.low))
+      options.append(below)
+    if spec.high is not None:
+      above = (st.just(spec.high) if spec.high_open else
+               number(min_value=spec.high + 1 if spec.kind is int else spec.high).filter(
+                   lambda x: x > spec.high))
+      options.append(above)
+    if spec.power_of_two:
+      options.append(st.sampled_from([3, 5, 6, 7, 12, 100]))
+  return st.one_of(options)
+
+
+@pytest.mark.parametrize("owner", sorted(CONFIGS))
+def test_every_field_has_its_valid_values(owner):
+  cls, specs, _ = CONFIGS[owner]
+  assert [f.name for f in dataclasses.fields(cls)] == list(specs)
+  for spec in specs.values():
+    assert field_spec.describe(spec)
+
+
+@pytest.mark.parametrize("owner", sorted(CONFIGS))
+@hypothesis.settings(max_examples=400, deadline=None, derandomize=True)
+@hypothesis.given(data=st.data())
+def test_an_invalid_value_of_any_field_is_refused(owner, data):
+  _, specs, make = CONFIGS[owner]
+  name = data.draw(st.sampled_from(sorted(specs)), label="field")
+  value = data.draw(invalid_values(specs[name]), label="value")
+  with pytest.raises((TypeError, ValueError)) as caught:
+    make(**{name: value})
+  message = str(caught.value)
+  assert "\n" not in message
+  assert name in message or "mode" in message
+
+
+def test_the_defaults_are_valid():
+  mcgs_jax.SearchConfig()
+  for env_id in ("tictactoe", "connect4", "nim", "nim:3,20", "hsr:4,4,16"):
+    config_lib.default_config(env_id)
+
+
+def test_the_issue_examples_are_refused():
+  for changes in (dict(c_init=-1.0), dict(q_init=5.0), dict(c_base=0.0), dict(q_eps=-1.0)):
+    with pytest.raises(ValueError):
+      mcgs_jax.SearchConfig(**changes)
+  with pytest.raises(TypeError, match=r"TrainConfig.simulations must be an int >= 1, got 'many'"):
+    config_lib.TrainConfig.from_json({"simulations": "many"})
+  with pytest.raises(ValueError, match=r"'simulatons' \(did you mean 'simulations'\?\)"):
+    config_lib.TrainConfig.from_json({"simulatons": 5})
+
+
+def test_the_configuration_page_is_the_code_s():
+  page = (ROOT / config_lib.CONFIGURATION_DOC).read_text()
+  assert page == config_lib.configuration_markdown(), (
+      "docs/configuration.md is stale: python -c 'from learning import config; "
+      "config.write_configuration_doc()'")
