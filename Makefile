@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device device-session accuracy clean
+.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device device-session fault-sweep bench-compare accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,17 @@ bench-device: $(STAMP)
 # `make device-session QUICK=1`: the CPU smoke run (under 3 minutes).
 device-session: $(STAMP)
 	$(PY) -m experiments.device_session $(if $(QUICK),--quick --out results/device_session)
+
+# Training runs hit by faults at random points (SIGKILL, damaged files, a full
+# disk, a second process), 20 trials each (about 2 hours): docs/reliability.md.
+fault-sweep: $(STAMP)
+	$(PY) -m experiments.fault_sweep --csv docs/reliability.csv --md results/fault_sweep.md
+
+# The hot paths of the working tree against BASE, interleaved on this machine:
+# `make bench-compare BASE=HEAD~1` (a few minutes).
+BASE ?= HEAD
+bench-compare: $(STAMP)
+	$(PY) -m experiments.bench_compare --base $(BASE)
 
 accuracy: $(BENCH_STAMP)
 	$(PY) -m experiments.connect4_accuracy

@@ -50,6 +50,28 @@ from learning.loop import METRICS, CheckpointFallbackWarning, Run, compile_secon
 from learning.loop import write_metrics  # noqa: F401
 
 
+def _saved_config(out: str, saved_path: str) -> config_lib.TrainConfig | None:
+  """The run's saved config; a missing or damaged config.json is restored
+  from the newest checkpoint (which stores it), with one line saying so."""
+  try:
+    return config_lib.TrainConfig.from_json(config_lib.load_json(saved_path))
+  except (OSError, ValueError, TypeError) as error:
+    recovered = checkpoint_lib.recover_config(out)
+    if recovered is None:
+      if isinstance(error, FileNotFoundError):
+        return None
+      raise
+    fields, step = recovered
+    config = config_lib.TrainConfig.from_json(fields)
+    with open(saved_path + ".tmp", "w") as f:
+      json.dump(config.to_json(), f, indent=2)
+    os.replace(saved_path + ".tmp", saved_path)
+    reason = "missing" if isinstance(error, FileNotFoundError) else "unreadable"
+    print(f"warning: {saved_path} was {reason}; restored it from checkpoint {step}",
+          file=sys.stderr)
+    return config
+
+
 def resolve_config(args) -> config_lib.TrainConfig:
   """Saved config (resume), else env defaults + config file + options."""
   saved_path = os.path.join(args.out, CONFIG)
@@ -57,8 +79,11 @@ def resolve_config(args) -> config_lib.TrainConfig:
              for name in ("env", "search", "simulations", "games", "root_policy")
              if getattr(args, name) is not None}
   file_values = config_lib.load_json(args.config) if args.config else {}
-  if os.path.exists(saved_path):
-    saved = config_lib.TrainConfig.from_json(config_lib.load_json(saved_path))
+  if os.path.exists(saved_path) or os.path.isdir(os.path.join(args.out, "checkpoints")):
+    saved = _saved_config(args.out, saved_path)
+  else:
+    saved = None
+  if saved is not None:
     asked = config_lib.replace(saved, **file_values, **options)
     if asked != saved:
       changed = sorted(k for k, v in asked.to_json().items() if saved.to_json()[k] != v)

@@ -315,9 +315,52 @@ class Checkpointer:
     self._manager.reload()
     return target
 
+  def newest_meta(self) -> tuple[int, dict] | None:
+    """The metadata (metrics rows, config) of the newest step whose files
+    are intact, without its arrays.
+
+    Returns:
+      (step, meta), or None when no step can be read.
+    """
+    for step in sorted(self._manager.all_steps(), reverse=True):
+      if _manifest_problem(os.path.join(self.directory, str(step))) is not None:
+        continue
+      with _QuietStorageLogs():
+        try:
+          meta = self._manager.restore(step, args=ocp.args.Composite(
+              meta=ocp.args.JsonRestore()))["meta"]
+        except Exception:  # pylint: disable=broad-except
+          continue
+      if isinstance(meta, dict):
+        return step, meta
+    return None
+
   def close(self) -> None:
     """Releases the checkpoint manager."""
     self._manager.close()
+
+
+def recover_config(directory: str) -> tuple[dict, int] | None:
+  """A run's config as its newest readable checkpoint stored it, for a run
+  whose config.json was lost or damaged.
+
+  Args:
+    directory: the run folder.
+
+  Returns:
+    (config fields, the step read), or None without a readable checkpoint
+    holding one.
+  """
+  if not os.path.isdir(os.path.join(directory, "checkpoints")):
+    return None
+  checkpointer = Checkpointer(os.path.join(directory, "checkpoints"))
+  try:
+    found = checkpointer.newest_meta()
+  finally:
+    checkpointer.close()
+  if found is None or not isinstance(found[1].get("config"), dict):
+    return None
+  return found[1]["config"], found[0]
 
 
 def write_variables(path: str, variables: Any) -> None:

@@ -1,0 +1,276 @@
+"""Faults survived, in figures: training runs hit by faults at random points.
+
+  python -m experiments.fault_sweep                    # 20 trials per fault, ~1 hour
+  python -m experiments.fault_sweep --quick            # 1 trial per fault, a few minutes
+  python -m experiments.fault_sweep --trials 5 --faults kill truncate-step
+
+Every trial trains a tiny tic-tac-toe run (`TINY`, `--iterations` 6) in its
+own process, exactly as a user runs `python -m experiments.train`, hits it
+with one fault, then reruns the same command to the end, and checks:
+  survived       the rerun exits 0 and `metrics.csv` holds every iteration
+                 once;
+  nothing lost   and its final network (`agent.msgpack`) is the one an
+                 uninterrupted run of the same seed ends with, byte for byte;
+  one line       the rerun says at most one line about the fault (XLA's own
+                 log lines aside).
+The faults (`FAULTS`):
+  kill             SIGKILL at a random moment of the run (self-play, the
+                   update, the checkpoint write or the metrics rewrite,
+                   wherever it falls);
+  truncate-step    the newest checkpoint step's largest file cut to half;
+  delete-step-file a random file of the newest step deleted;
+  truncate-metrics / delete-metrics   `metrics.csv` cut to half / deleted;
+  truncate-config / delete-config     `config.json` cut to half / deleted;
+  truncate-agent / delete-agent       `agent.msgpack` cut to half / deleted;
+  disk-full        the file-size limit (`ulimit -f`) set so that a save
+                   runs out of room part-way through the run;
+  second-process   a second run started on the same folder while the first
+                   runs: it must refuse in one line (exit 2), and the first
+                   must end as if alone.
+The table (fault, trials, survived, nothing lost, one line) is printed and
+written as CSV (`--csv`) and markdown (`--md`, docs/reliability.md's
+table).
+"""
+
+import dataclasses
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from learning import cli
+
+TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
+            min_replay=16, updates_per_iteration=2, replay_capacity=256,
+            network_kwargs={"hidden_sizes": [16]})
+ITERATIONS = 6
+FAULTS = ("kill", "truncate-step", "delete-step-file", "truncate-metrics", "delete-metrics",
+          "truncate-config", "delete-config", "truncate-agent", "delete-agent", "disk-full",
+          "second-process")
+FIELDS = ("fault", "trials", "survived", "nothing_lost", "one_line", "messages")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclasses.dataclass
+class Outcome:
+  """One trial's checks."""
+  survived: bool
+  nothing_lost: bool
+  one_line: bool
+  message: str
+
+
+def _command(out: str, config: str, iterations: int) -> list[str]:
+  return [sys.executable, "-m", "experiments.train", "--env", "tictactoe", "--out", out,
+          "--config", config, "--iterations", str(iterations)]
+
+
+def _env() -> dict:
+  return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+              PYTHONUNBUFFERED="1")
+
+
+def _messages(stderr: str) -> list[str]:
+  """The lines a user reads: stderr without XLA's logs and progress bars."""
+  return [line for line in stderr.splitlines()
+          if line.strip() and not re.match(r"^[WIE]\d{4} ", line)
+          and not line.startswith("train tictactoe")]
+
+
+def _train(out: str, config: str, iterations: int = ITERATIONS,
+           limit_blocks: int | None = None) -> subprocess.CompletedProcess:
+  def limit():
+    if limit_blocks is not None:
+      signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a failed write, not a kill
+      resource.setrlimit(resource.RLIMIT_FSIZE, (limit_blocks * 1024, limit_blocks * 1024))
+  return subprocess.run(_command(out, config, iterations), cwd=ROOT, env=_env(),
+                        capture_output=True, text=True, timeout=900, preexec_fn=limit)
+
+
+def _iterations(out: str) -> list[int]:
+  try:
+    with open(os.path.join(out, "metrics.csv")) as f:
+      return [int(line.split(",")[0]) for line in f.read().splitlines()[1:] if line]
+  except (OSError, ValueError):
+    return []
+
+
+def _read(path: str) -> bytes | None:
+  try:
+    with open(path, "rb") as f:
+      return f.read()
+  except OSError:
+    return None
+
+
+def _newest_step(out: str) -> str:
+  steps = [int(d) for d in os.listdir(os.path.join(out, "checkpoints")) if d.isdigit()]
+  return os.path.join(out, "checkpoints", str(max(steps)))
+
+
+def _truncate(path: str) -> None:
+  with open(path, "r+b") as f:
+    f.truncate(os.path.getsize(path) // 2)
+
+
+def _check(out: str, rerun: subprocess.CompletedProcess, reference: bytes,
+           expected_messages: int = 1) -> Outcome:
+  messages = _messages(rerun.stderr)
+  survived = rerun.returncode == 0 and _iterations(out) == list(range(1, ITERATIONS + 1))
+  nothing_lost = survived and _read(os.path.join(out, "agent.msgpack")) == reference
+  return Outcome(survived, nothing_lost, len(messages) <= expected_messages,
+                 " | ".join(messages)[:300])
+
+
+def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Random) -> Outcome:
+  """Runs one trial of `fault` in the empty folder `work`.
+
+  Args:
+    fault: one of `FAULTS`.
+    work: a fresh folder.
+    config: the TINY config file.
+    reference: the final agent.msgpack of an uninterrupted run.
+    rng: draws the fault's point.
+
+  Returns:
+    The Outcome.
+  """
+  out = os.path.join(work, "run")
+  if fault in ("kill", "second-process"):
+    process = subprocess.Popen(_command(out, config, ITERATIONS), cwd=ROOT, env=_env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    owner = os.path.join(out, "run.lock.owner")
+    deadline = time.monotonic() + 600
+    while not os.path.exists(owner) and process.poll() is None and time.monotonic() < deadline:
+      time.sleep(0.05)
+    if fault == "second-process":
+      second = _train(out, config)
+      lines = _messages(second.stderr)
+      process.communicate(timeout=900)
+      refused = second.returncode == cli.USAGE and len(lines) == 1 and "is in use by" in lines[0]
+      survived = refused and process.returncode == 0 and _iterations(out) == list(
+          range(1, ITERATIONS + 1))
+      return Outcome(survived, survived and _read(os.path.join(out, "agent.msgpack"))
+                     == reference, len(lines) == 1, " | ".join(lines)[:300])
+    # The run's own time: from holding its folder to its end is about
+    # `ITERATIONS` short iterations after a compile of a few seconds.
+    time.sleep(rng.uniform(0.0, 12.0))
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    return _check(out, _train(out, config), reference)
+  if fault == "disk-full":
+    # Room for the first saves only: the run fails part-way through one.
+    first = _train(out, config, limit_blocks=rng.randint(300, 1500))
+    del first
+    return _check(out, _train(out, config), reference)
+  done = _train(out, config, ITERATIONS - 1)
+  if done.returncode:
+    return Outcome(False, False, False, "the run before the fault failed: "
+                   + " | ".join(_messages(done.stderr))[:200])
+  if fault in ("truncate-step", "delete-step-file"):
+    step = _newest_step(out)
+    files = sorted(os.path.join(root, name) for root, _, names in os.walk(step)
+                   for name in names)
+    if fault == "truncate-step":
+      _truncate(max(files, key=os.path.getsize))
+    else:
+      os.remove(rng.choice(files))
+  else:
+    action, name = fault.split("-")
+    path = os.path.join(out, {"metrics": "metrics.csv", "config": "config.json",
+                              "agent": "agent.msgpack"}[name])
+    _truncate(path) if action == "truncate" else os.remove(path)
+  return _check(out, _train(out, config), reference)
+
+
+def sweep(faults, trials: int, seed: int) -> list[dict]:
+  """Every fault `trials` times; one row per fault (`FIELDS`)."""
+  rng = random.Random(seed)
+  base = tempfile.mkdtemp(prefix="fault-sweep-")
+  config = os.path.join(base, "tiny.json")
+  with open(config, "w") as f:
+    json.dump(TINY, f)
+  reference_run = os.path.join(base, "reference")
+  done = _train(reference_run, config)
+  if done.returncode:
+    raise RuntimeError("the uninterrupted reference run failed: " + done.stderr[-500:])
+  reference = _read(os.path.join(reference_run, "agent.msgpack"))
+  rows = []
+  try:
+    for fault in faults:
+      outcomes = []
+      for index in range(trials):
+        work = os.path.join(base, f"{fault}-{index}")
+        os.makedirs(work)
+        outcome = trial(fault, work, config, reference, rng)
+        outcomes.append(outcome)
+        print(f"  {fault:<17} {index + 1:>3}/{trials}: survived {outcome.survived}, nothing lost "
+              f"{outcome.nothing_lost}, one line {outcome.one_line}: {outcome.message or '-'}",
+              flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+      rows.append(dict(fault=fault, trials=trials,
+                       survived=sum(o.survived for o in outcomes),
+                       nothing_lost=sum(o.nothing_lost for o in outcomes),
+                       one_line=sum(o.one_line for o in outcomes),
+                       messages=sorted({re.sub(r"/\S+", "<path>", o.message)
+                                        for o in outcomes if o.message})[:3]))
+  finally:
+    shutil.rmtree(base, ignore_errors=True)
+  return rows
+
+
+def markdown(rows: list[dict]) -> str:
+  """The sweep's table."""
+  lines = ["| fault | trials | survived | nothing lost | at most one line | what the rerun said |",
+           "|---|---|---|---|---|---|"]
+  for r in rows:
+    said = "; ".join(f"`{m}`" for m in r["messages"]) or "nothing"
+    lines.append(f"| {r['fault']} | {r['trials']} | {r['survived']} | {r['nothing_lost']} | "
+                 f"{r['one_line']} | {said} |")
+  return "\n".join(lines)
+
+
+def parse_args(argv=None):
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--quick", action="store_true", help="1 trial per fault")
+  parser.add_argument("--trials", type=int, default=None, help="trials per fault (default 20)")
+  parser.add_argument("--faults", nargs="+", choices=FAULTS, default=FAULTS)
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--csv", default=None, help="write the table as CSV")
+  parser.add_argument("--md", default=None, help="write the table as markdown")
+  args = parser.parse_args(argv)
+  if args.trials is None:
+    args.trials = 1 if args.quick else 20
+  if args.trials < 1:
+    parser.error(f"--trials must be >= 1, got {args.trials}")
+  return args
+
+
+def main(argv=None):
+  args = parse_args(argv)
+  start = time.monotonic()
+  rows = sweep(args.faults, args.trials, args.seed)
+  table = markdown(rows)
+  print(f"\n{table}\n\n{time.monotonic() - start:.0f} s")
+  if args.csv:
+    os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
+    with open(args.csv, "w") as f:
+      f.write(",".join(FIELDS) + "\n")
+      for r in rows:
+        f.write(",".join(str(r[k]) if k != "messages" else json.dumps(" | ".join(r[k]))
+                         for k in FIELDS) + "\n")
+  if args.md:
+    with open(args.md, "w") as f:
+      f.write(table + "\n")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(cli.main(main))
