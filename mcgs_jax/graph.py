@@ -296,6 +296,29 @@ def edge_rows(graph: Graph, node: chex.Array, virtual_visits: chex.Array | None 
                   pending=rows[4] if virtual_visits is not None else None, buffer=buffer)
 
 
+def edge_rows_direct(graph: Graph, node: chex.Array,
+                     virtual_visits: chex.Array | None = None) -> EdgeRows:
+  """`edge_rows` as plain gathers, each fused into its users by XLA.
+
+  The PUCT descent reads a node's rows this way: its scores are a few
+  elementwise operations that XLA fuses with the gathers, where the one
+  stacked read of `edge_rows` (made for the Gumbel root's larger scoring)
+  adds a kernel and a copy of the rows at every descent step.
+
+  Args:
+    graph: ONE game's graph.
+    node: int32 node index.
+    virtual_visits: optional int32[N, A], pending leaves of this step.
+
+  Returns:
+    EdgeRows (`buffer` None).
+  """
+  return EdgeRows(child=take(graph.child, node), visits=take(graph.edge_visits, node),
+                  q=take(graph.edge_q, node), prior=take(graph.prior, node),
+                  pending=None if virtual_visits is None else take(virtual_visits, node),
+                  buffer=None)
+
+
 def gather_nodes(tree: Any, index: chex.Array) -> Any:
   """One node per game.
 

@@ -394,9 +394,14 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   stale = stale_before
   if config.solver:
     stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
-  # The node's edge rows in one read (`graph_lib.edge_rows`), for the scores,
-  # the chosen edge's child and its transposition test below.
-  rows = graph_lib.edge_rows(graph, node, virtual_visits, buffer)
+  # The node's edge rows, for the scores, the chosen edge's child and its
+  # transposition test below: in one read into the carried buffer for the
+  # Gumbel root's scoring (`graph_lib.edge_rows`), as gathers XLA fuses into
+  # the PUCT scores otherwise (`graph_lib.edge_rows_direct`).
+  if root_scores is not None:
+    rows = graph_lib.edge_rows(graph, node, virtual_visits, buffer)
+  else:
+    rows = graph_lib.edge_rows_direct(graph, node, virtual_visits).replace(buffer=buffer)
   if root_scores is not None:
     scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
         graph, node, allowed_moves(graph, node, config, rows.child), config, rows=rows))
