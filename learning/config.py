@@ -423,7 +423,7 @@ _DEFAULTS = {
                       simulations=64, games=128, moves_per_iteration=9,
                       temperature_moves=9, opening_plies=4, batch_size=256,
                       updates_per_iteration=32, replay_capacity=40_000,
-                      decay_updates=12800, eval_every=10, eval_solver=True),
+                      decay_updates=19200, eval_every=10),
     # docs/learning/diagnosis.md: Gumbel self-play with 32 simulations,
     # value targets half outcome and half search value, and games opening
     # with 0-8 random moves; self-play and updates overlapped on the two
@@ -453,7 +453,7 @@ _DEFAULTS = {
 
 
 # Iterations a run trains for when `--iterations` is not given.
-_ITERATIONS = {"tictactoe": 400, "connect4": 100_000, "nim": 300, "nim:3,20": 100,
+_ITERATIONS = {"tictactoe": 600, "connect4": 100_000, "nim": 300, "nim:3,20": 100,
                "hsr:4,4,16": 300}
 
 
