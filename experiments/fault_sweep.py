@@ -22,8 +22,10 @@ The faults (`FAULTS`):
   truncate-metrics / delete-metrics   `metrics.csv` cut to half / deleted;
   truncate-config / delete-config     `config.json` cut to half / deleted;
   truncate-agent / delete-agent       `agent.msgpack` cut to half / deleted;
-  disk-full        the file-size limit (`ulimit -f`) set so that a save
-                   runs out of room part-way through the run;
+  disk-full        the run on a file system too small for it (a tmpfs;
+                   `ulimit -f` where none can be mounted): it must stop in
+                   one line, and once there is room the rerun must end as if
+                   nothing had happened;
   second-process   a second run started on the same folder while the first
                    runs: it must refuse in one line (exit 2), and the first
                    must end as if alone.
@@ -37,7 +39,6 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -86,12 +87,15 @@ def _messages(stderr: str) -> list[str]:
 
 def _train(out: str, config: str, iterations: int = ITERATIONS,
            limit_blocks: int | None = None) -> subprocess.CompletedProcess:
-  def limit():
-    if limit_blocks is not None:
-      signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a failed write, not a kill
-      resource.setrlimit(resource.RLIMIT_FSIZE, (limit_blocks * 1024, limit_blocks * 1024))
-  return subprocess.run(_command(out, config, iterations), cwd=ROOT, env=_env(),
-                        capture_output=True, text=True, timeout=900, preexec_fn=limit)
+  command = _command(out, config, iterations)
+  if limit_blocks is not None:
+    # The shell sets the file-size limit (KiB) and ignores SIGXFSZ, so a
+    # write past it fails (EFBIG) rather than killing the run; no Python code
+    # runs between this multithreaded process's fork and the exec.
+    command = ["bash", "-c", f'ulimit -f {limit_blocks}; trap "" XFSZ; exec "$@"', "bash",
+               *command]
+  return subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True,
+                        timeout=900)
 
 
 def _iterations(out: str) -> list[int]:
@@ -166,10 +170,7 @@ def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Rand
     process.wait(timeout=60)
     return _check(out, _train(out, config), reference)
   if fault == "disk-full":
-    # Room for the first saves only: the run fails part-way through one.
-    first = _train(out, config, limit_blocks=rng.randint(300, 1500))
-    del first
-    return _check(out, _train(out, config), reference)
+    return _disk_full(work, out, config, reference, rng)
   done = _train(out, config, ITERATIONS - 1)
   if done.returncode:
     return Outcome(False, False, False, "the run before the fault failed: "
@@ -188,6 +189,37 @@ def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Rand
                               "agent": "agent.msgpack"}[name])
     _truncate(path) if action == "truncate" else os.remove(path)
   return _check(out, _train(out, config), reference)
+
+
+def _disk_full(work: str, out: str, config: str, reference: bytes,
+               rng: random.Random) -> Outcome:
+  """The run on a file system with room for part of it (a tmpfs of 120-300
+  KiB; the whole run needs about 360): it stops when a write finds no room,
+  saying so in one line; then the file system grows, as when the user frees
+  space, and the rerun must end as if nothing had happened. Where no tmpfs
+  can be mounted (not root), a file-size limit (`ulimit -f`) below the
+  largest file stands in for it."""
+  disk = os.path.join(work, "disk")
+  os.makedirs(disk)
+  out = os.path.join(disk, "run")
+  mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={rng.randint(120, 300)}k",
+                            "tmpfs", disk], capture_output=True).returncode == 0
+  try:
+    if mounted:
+      first = _train(out, config)
+      subprocess.run(["mount", "-o", "remount,size=64m", disk], check=True)
+    else:
+      first = _train(out, config, limit_blocks=rng.randint(4, 12))
+    lines = _messages(first.stderr)
+    if first.returncode == 0:
+      return Outcome(False, False, False, "the fault did not happen: the run had room")
+    outcome = _check(out, _train(out, config), reference, expected_messages=0)
+    outcome.one_line = outcome.one_line and len(lines) == 1
+    outcome.message = " | ".join(lines)[:300]
+    return outcome
+  finally:
+    if mounted:
+      subprocess.run(["umount", "-l", disk], capture_output=True)
 
 
 def sweep(faults, trials: int, seed: int) -> list[dict]:

@@ -309,6 +309,7 @@ def train(args) -> None:
   screen = Screen(config, run.state, args.iterations, budgets)
   if start >= args.iterations:
     print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
+  failed = False
   try:
     for _ in range(start, args.iterations):
       spent = [(name, budget) for name, key, budget in (("wall", "wall_s", args.wall_budget),
@@ -321,9 +322,14 @@ def train(args) -> None:
         break
       row = run.step()
       screen.update(run.state, row)
+  except KeyboardInterrupt:
+    raise   # the last finished iteration is saved below
+  except BaseException:
+    failed = True
+    raise
   finally:
     screen.close()
-    run.close()
+    run.close(save=not failed)
     # The curves as the run stands, however it stopped.
     plots.plot_run(args.out)
 

@@ -23,12 +23,22 @@ checkpoint whose arrays do not match the run's (other names, shapes or
 dtypes: another config) raises `CheckpointError` naming the directory;
 nothing falls back to a fresh start. Temporary directories of a save that
 was killed are removed quietly when the checkpointer opens.
+
+A save first checks the disk has room for the step (the previous step's
+size, or the state's bytes for the first, with a margin): short of it, it
+raises `OSError(ENOSPC)` before writing anything, since a write that runs out
+of room part-way leaves the storage library's threads printing tracebacks
+for seconds. A save that fails all the same (the disk filled meanwhile)
+removes its half-written step and raises the first error, the threads'
+reports silenced.
 """
 
+import errno
 import json
 import logging
 import os
 import shutil
+import sys
 import zlib
 from typing import Any
 
@@ -160,17 +170,46 @@ def _check_arrays(path: str, template: Any, found: Any) -> None:
 
 class _QuietStorageLogs:
   """Silences orbax's and absl's loggers: the storage library logs a long
-  report of a failed read before raising, which the caller says in one line."""
+  report of a failed read before raising, which the caller says in one line.
+
+  Args:
+    hooks: also silences the reports of the storage library's threads (the
+      asyncio logger and `sys.excepthook`, which tensorstore's callbacks
+      into a closed event loop print through) while inside.
+  """
+
+  def __init__(self, hooks: bool = False):
+    self._names = ("absl", "orbax") + (("asyncio", "concurrent.futures") if hooks else ())
+    self._hooks = hooks
 
   def __enter__(self):
-    self._loggers = [logging.getLogger(name) for name in ("absl", "orbax")]
+    self._loggers = [logging.getLogger(name) for name in self._names]
     self._levels = [logger.level for logger in self._loggers]
     for logger in self._loggers:
       logger.setLevel(logging.CRITICAL)
+    if self._hooks:
+      self._excepthook = sys.excepthook
+      sys.excepthook = lambda *unused_info: None
 
   def __exit__(self, *exc_info):
     for logger, level in zip(self._loggers, self._levels):
       logger.setLevel(level)
+    if self._hooks:
+      sys.excepthook = self._excepthook
+
+
+# A save needs the previous step's size times this, plus `_ROOM_SLACK` bytes.
+_ROOM_FACTOR = 1.25
+_ROOM_SLACK = 64 * 1024
+
+
+def _size(count: int) -> str:
+  return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.0f} KiB"
+
+
+def _folder_bytes(path: str) -> int:
+  return sum(os.path.getsize(os.path.join(root, name))
+             for root, _, files in os.walk(path) for name in files)
 
 
 class Checkpointer:
@@ -213,10 +252,32 @@ class Checkpointer:
       state: a pytree of arrays.
       meta: a JSON-serialisable dict.
     """
-    self._manager.save(step, args=ocp.args.Composite(
-        state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
-    self._manager.wait_until_finished()
+    self._check_room(state, meta)
+    try:
+      with _QuietStorageLogs(hooks=True):
+        self._manager.save(step, args=ocp.args.Composite(
+            state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
+        self._manager.wait_until_finished()
+    except Exception:
+      for name in os.listdir(self.directory):
+        if _TMP_MARK in name:
+          shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+      raise
     _write_manifest(os.path.join(self.directory, str(step)))
+
+  def _check_room(self, state: Any, meta: dict) -> None:
+    """Raises OSError(ENOSPC) if the disk lacks room for a step."""
+    latest = self.latest_step()
+    if latest is not None and os.path.isdir(os.path.join(self.directory, str(latest))):
+      size = _folder_bytes(os.path.join(self.directory, str(latest)))
+    else:
+      size = sum(int(np.asarray(leaf).nbytes) for leaf in jax.tree_util.tree_leaves(state))
+      size += len(json.dumps(meta, default=str))
+    needed = int(size * _ROOM_FACTOR) + _ROOM_SLACK
+    free = shutil.disk_usage(self.directory).free
+    if free < needed:
+      raise OSError(errno.ENOSPC, f"No space left on device: a checkpoint needs about "
+                    f"{_size(needed)}, {_size(free)} free", self.directory)
 
   def restore(self, step: int, template: Any) -> tuple[Any, dict]:
     """Reads step `step` into the structure, shapes and dtypes of `template`.

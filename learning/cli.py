@@ -17,6 +17,7 @@ its traceback.
 """
 
 import argparse
+import errno
 import sys
 from typing import Callable, Sequence
 
@@ -71,6 +72,13 @@ def explain(error: BaseException) -> tuple[str, int] | None:
   evaluator = expansion.as_evaluator_error(error)
   if evaluator is not None:
     return "the network's output was refused: " + _first_line(str(evaluator)), FAILURE
+  if _no_space(error):
+    where = ""
+    if isinstance(error, OSError) and error.filename:
+      detail = str(error.strerror or "").partition(": ")[2]
+      where = f" ({error.filename}{': ' + detail if detail else ''})"
+    return (f"no space left on the device{where}: free some and rerun the same command to "
+            "resume (the last complete checkpoint is kept)"), FAILURE
   if isinstance(error, RUN_FAILURES):
     return _first_line(text), FAILURE
   if isinstance(error, USAGE_ERRORS):
@@ -78,6 +86,20 @@ def explain(error: BaseException) -> tuple[str, int] | None:
       text = f"{error.filename}: {error.strerror}"   # not "[Errno 2] ..."
     return _first_line(text), USAGE
   return None
+
+
+def _no_space(error: BaseException) -> bool:
+  """A write that found the disk full (or over the file-size limit),
+  however the storage library wrapped it."""
+  seen = set()
+  while error is not None and id(error) not in seen:
+    seen.add(id(error))
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+      return True
+    if "No space left on device" in str(error) or "File too large" in str(error):
+      return True
+    error = error.__cause__ or error.__context__
+  return False
 
 
 def _first_line(text: str) -> str:

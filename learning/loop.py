@@ -525,13 +525,19 @@ class Run:
         arena=[list(r) for r in self.arena_records]))
     self.checkpointed = iteration
 
-  def close(self):
+  def close(self, save: bool = True):
     """Checkpoints the last finished iteration if `checkpoint_every` left it
-    out, waits for the checkpoint writes and closes the run's files."""
+    out, waits for the checkpoint writes and closes the run's files.
+
+    Args:
+      save: False after a failure (a full disk, a refused network): the
+        files are closed without another write, which would fail again and
+        hide the first error; the rerun repeats what was not saved.
+    """
     try:
       iteration = int(self.state["iteration"])
       # An iteration stopped between its state and its row is not finished.
-      if self.checkpointed < iteration and len(self.rows) == iteration:
+      if save and self.checkpointed < iteration and len(self.rows) == iteration:
         self._checkpoint(iteration)
       self.checkpoints.close()
       if hasattr(self, "_writer"):

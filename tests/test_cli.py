@@ -6,6 +6,7 @@ stale); `experiments.play` ends cleanly at the end of its input."""
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,6 +99,25 @@ class _no_exit:
 def test_a_missing_run_is_one_line_in_every_command(command, argv, expected, capsys):
   assert cli.main(command, argv) == cli.USAGE
   assert expected in _one_error_line(capsys)
+
+
+def test_a_full_disk_stops_the_run_in_one_line_and_the_rerun_resumes(tmp_path, capsys,
+                                                                    monkeypatch):
+  out = tmp_path / "run"
+  config = _config_file(tmp_path, **TINY)
+  argv = ["--env", "tictactoe", "--out", str(out), "--config", config, "--iterations", "3"]
+  assert cli.main(train.run, argv[:-1] + ["1"]) == 0
+  capsys.readouterr()
+  real = shutil.disk_usage
+  monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=10_000))
+  assert cli.main(train.run, argv) == cli.FAILURE
+  line = _one_error_line(capsys)
+  assert "no space left on the device" in line and "a checkpoint needs about" in line, line
+  # Nothing half-written: the first iteration's step is the newest, alone.
+  assert sorted(os.listdir(out / "checkpoints")) == ["1"]
+  monkeypatch.setattr(shutil, "disk_usage", real)
+  assert cli.main(train.run, argv) == 0
+  assert len((out / "metrics.csv").read_text().strip().splitlines()) == 1 + 3
 
 
 def test_debug_shows_the_traceback(tmp_path):
