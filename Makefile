@@ -74,7 +74,7 @@ device-session: $(STAMP)
 # Training runs hit by faults at random points (SIGKILL, damaged files, a full
 # disk, a second process), 20 trials each (about 2 hours): docs/reliability.md.
 fault-sweep: $(STAMP)
-	$(PY) -m experiments.fault_sweep --csv docs/reliability.csv --md results/fault_sweep.md
+	$(PY) -m experiments.fault_sweep --log results/fault_sweep.jsonl --csv docs/reliability.csv --md results/fault_sweep.md
 
 # The hot paths of the working tree against BASE, interleaved on this machine:
 # `make bench-compare BASE=HEAD~1` (a few minutes).

@@ -1,8 +1,9 @@
 """Faults survived, in figures: training runs hit by faults at random points.
 
-  python -m experiments.fault_sweep                    # 20 trials per fault, ~1 hour
-  python -m experiments.fault_sweep --quick            # 1 trial per fault, a few minutes
+  python -m experiments.fault_sweep                    # 20 trials per fault, ~5 CPU hours
+  python -m experiments.fault_sweep --quick            # 1 trial per fault, ~15 minutes
   python -m experiments.fault_sweep --trials 5 --faults kill truncate-step
+  python -m experiments.fault_sweep --log sweep.jsonl  # resumable: done trials are kept
 
 Every trial trains a tiny tic-tac-toe run (`TINY`, `--iterations` 6) in its
 own process, exactly as a user runs `python -m experiments.train`, hits it
@@ -31,7 +32,11 @@ The faults (`FAULTS`):
                    must end as if alone.
 The table (fault, trials, survived, nothing lost, one line) is printed and
 written as CSV (`--csv`) and markdown (`--md`, docs/reliability.md's
-table).
+table). With `--log`, each trial's outcome is appended to a JSON-lines file
+as it ends, and a rerun with the same log skips the trials it holds (each
+trial draws its random points from its own seed, so a resumed sweep is the
+one an uninterrupted sweep would have been). The trials' processes share a
+compilation cache in the sweep's temporary folder.
 """
 
 import dataclasses
@@ -73,9 +78,18 @@ def _command(out: str, config: str, iterations: int) -> list[str]:
           "--config", config, "--iterations", str(iterations)]
 
 
+# The sweep's compilation cache (set by `sweep`): the trials compile the
+# same functions hundreds of times.
+_CACHE: list[str] = []
+
+
 def _env() -> dict:
-  return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-              PYTHONUNBUFFERED="1")
+  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+             PYTHONUNBUFFERED="1")
+  if _CACHE:
+    env.update(JAX_COMPILATION_CACHE_DIR=_CACHE[0], JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+               JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
+  return env
 
 
 def _messages(stderr: str) -> list[str]:
@@ -222,31 +236,65 @@ def _disk_full(work: str, out: str, config: str, reference: bytes,
       subprocess.run(["umount", "-l", disk], capture_output=True)
 
 
-def sweep(faults, trials: int, seed: int) -> list[dict]:
-  """Every fault `trials` times; one row per fault (`FIELDS`)."""
-  rng = random.Random(seed)
+def _read_log(path: str | None) -> dict[tuple[str, int], Outcome]:
+  """The trials a log holds, by (fault, index); a torn last line is skipped."""
+  done = {}
+  if path and os.path.exists(path):
+    with open(path) as f:
+      for line in f:
+        try:
+          record = json.loads(line)
+          key = (record.pop("fault"), record.pop("index"))
+          done[key] = Outcome(**record)
+        except (ValueError, KeyError, TypeError):
+          continue
+  return done
+
+
+def sweep(faults, trials: int, seed: int, log: str | None = None) -> list[dict]:
+  """Every fault `trials` times; one row per fault (`FIELDS`).
+
+  Args:
+    faults: the faults to inject (names from `FAULTS`).
+    trials: trials per fault.
+    seed: the sweep's seed; trial `i` of fault `f` draws from `(seed, f, i)`.
+    log: a JSON-lines file of trial outcomes: those it holds are not rerun,
+      new ones are appended as they end (None: no log).
+
+  Returns:
+    One dict per fault with the `FIELDS` keys.
+  """
+  done = _read_log(log)
   base = tempfile.mkdtemp(prefix="fault-sweep-")
+  _CACHE[:] = [os.path.join(base, "jax-cache")]
   config = os.path.join(base, "tiny.json")
   with open(config, "w") as f:
     json.dump(TINY, f)
-  reference_run = os.path.join(base, "reference")
-  done = _train(reference_run, config)
-  if done.returncode:
-    raise RuntimeError("the uninterrupted reference run failed: " + done.stderr[-500:])
-  reference = _read(os.path.join(reference_run, "agent.msgpack"))
   rows = []
   try:
+    if any((fault, index) not in done for fault in faults for index in range(trials)):
+      reference_run = os.path.join(base, "reference")
+      finished = _train(reference_run, config)
+      if finished.returncode:
+        raise RuntimeError("the uninterrupted reference run failed: " + finished.stderr[-500:])
+      reference = _read(os.path.join(reference_run, "agent.msgpack"))
     for fault in faults:
       outcomes = []
       for index in range(trials):
-        work = os.path.join(base, f"{fault}-{index}")
-        os.makedirs(work)
-        outcome = trial(fault, work, config, reference, rng)
+        outcome = done.get((fault, index))
+        if outcome is None:
+          work = os.path.join(base, f"{fault}-{index}")
+          os.makedirs(work)
+          outcome = trial(fault, work, config, reference, random.Random(f"{seed}-{fault}-{index}"))
+          shutil.rmtree(work, ignore_errors=True)
+          if log:
+            with open(log, "a") as f:
+              f.write(json.dumps(dict(fault=fault, index=index, **dataclasses.asdict(outcome)))
+                      + "\n")
         outcomes.append(outcome)
         print(f"  {fault:<17} {index + 1:>3}/{trials}: survived {outcome.survived}, nothing lost "
               f"{outcome.nothing_lost}, one line {outcome.one_line}: {outcome.message or '-'}",
               flush=True)
-        shutil.rmtree(work, ignore_errors=True)
       rows.append(dict(fault=fault, trials=trials,
                        survived=sum(o.survived for o in outcomes),
                        nothing_lost=sum(o.nothing_lost for o in outcomes),
@@ -254,6 +302,7 @@ def sweep(faults, trials: int, seed: int) -> list[dict]:
                        messages=sorted({re.sub(r"/\S+", "<path>", o.message)
                                         for o in outcomes if o.message})[:3]))
   finally:
+    _CACHE.clear()
     shutil.rmtree(base, ignore_errors=True)
   return rows
 
@@ -277,6 +326,8 @@ def parse_args(argv=None):
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--csv", default=None, help="write the table as CSV")
   parser.add_argument("--md", default=None, help="write the table as markdown")
+  parser.add_argument("--log", default=None,
+                      help="JSON-lines file of trial outcomes: resumes a stopped sweep")
   args = parser.parse_args(argv)
   if args.trials is None:
     args.trials = 1 if args.quick else 20
@@ -288,7 +339,7 @@ def parse_args(argv=None):
 def main(argv=None):
   args = parse_args(argv)
   start = time.monotonic()
-  rows = sweep(args.faults, args.trials, args.seed)
+  rows = sweep(args.faults, args.trials, args.seed, log=args.log)
   table = markdown(rows)
   print(f"\n{table}\n\n{time.monotonic() - start:.0f} s")
   if args.csv:

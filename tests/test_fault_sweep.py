@@ -1,6 +1,8 @@
 """The fault sweep (`experiments.fault_sweep`): its table, and its quick mode
 (one trial of every fault, real processes; `make test-slow`)."""
 
+import json
+
 import pytest
 
 from experiments import fault_sweep
@@ -27,3 +29,20 @@ def test_the_quick_sweep_survives_every_fault():
   assert [r["fault"] for r in rows] == list(fault_sweep.FAULTS)
   for row in rows:
     assert row["survived"] == row["nothing_lost"] == row["one_line"] == 1, row
+
+
+def test_a_resumed_sweep_keeps_the_logged_trials_and_runs_none_again(tmp_path, monkeypatch):
+  log = tmp_path / "sweep.jsonl"
+  records = [dict(fault="kill", index=0, survived=True, nothing_lost=True, one_line=True,
+                  message=""),
+             dict(fault="kill", index=1, survived=True, nothing_lost=False, one_line=True,
+                  message="warning: x")]
+  log.write_text("".join(json.dumps(r) + "\n" for r in records) + '{"fault": "ki')  # torn
+
+  def no_process(*args, **kwargs):
+    raise AssertionError("a logged trial ran again")
+  monkeypatch.setattr(fault_sweep, "_train", no_process)
+  monkeypatch.setattr(fault_sweep, "trial", no_process)
+  rows = fault_sweep.sweep(["kill"], trials=2, seed=0, log=str(log))
+  assert rows == [dict(fault="kill", trials=2, survived=2, nothing_lost=1, one_line=2,
+                       messages=["warning: x"])]
