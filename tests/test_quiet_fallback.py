@@ -3,7 +3,7 @@ iterations, truncate the largest file of the newest step to half, rerun to 4
 iterations, in a fresh process as a user would, 10 times. Each rerun prints
 exactly its one warning line (nothing left pending by the failed read prints
 later, at exit or at random) and ends with iterations 1..4 once each. The
-normal suite makes 2 tries (each a fresh process: about 20 s); `make
+normal suite makes 1 try (a fresh process: about 30 s); `make
 test-slow` all 10."""
 
 import json
@@ -66,7 +66,7 @@ def _tries(tmp_path, tries):
 
 
 def test_the_truncated_step_rerun_prints_its_one_line(tmp_path):
-  _tries(tmp_path, 2)
+  _tries(tmp_path, 1)
 
 
 @pytest.mark.slow
