@@ -78,18 +78,14 @@ def _command(out: str, config: str, iterations: int) -> list[str]:
           "--config", config, "--iterations", str(iterations)]
 
 
-# The sweep's compilation cache (set by `sweep`): the trials compile the
-# same functions hundreds of times.
-_CACHE: list[str] = []
-
-
-def _env() -> dict:
-  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-             PYTHONUNBUFFERED="1")
-  if _CACHE:
-    env.update(JAX_COMPILATION_CACHE_DIR=_CACHE[0], JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-               JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
-  return env
+def _env(config: str) -> dict:
+  """The trial's environment: the trials compile the same functions hundreds
+  of times, so they share a compilation cache beside the sweep's `config`."""
+  return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+              PYTHONUNBUFFERED="1",
+              JAX_COMPILATION_CACHE_DIR=os.path.join(os.path.dirname(config), "jax-cache"),
+              JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+              JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
 
 
 def _messages(stderr: str) -> list[str]:
@@ -108,7 +104,7 @@ def _train(out: str, config: str, iterations: int = ITERATIONS,
     # runs between this multithreaded process's fork and the exec.
     command = ["bash", "-c", f'ulimit -f {limit_blocks}; trap "" XFSZ; exec "$@"', "bash",
                *command]
-  return subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True,
+  return subprocess.run(command, cwd=ROOT, env=_env(config), capture_output=True, text=True,
                         timeout=900)
 
 
@@ -162,7 +158,7 @@ def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Rand
   """
   out = os.path.join(work, "run")
   if fault in ("kill", "second-process"):
-    process = subprocess.Popen(_command(out, config, ITERATIONS), cwd=ROOT, env=_env(),
+    process = subprocess.Popen(_command(out, config, ITERATIONS), cwd=ROOT, env=_env(config),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     owner = os.path.join(out, "run.lock.owner")
     deadline = time.monotonic() + 600
@@ -184,7 +180,7 @@ def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Rand
     process.wait(timeout=60)
     return _check(out, _train(out, config), reference)
   if fault == "disk-full":
-    return _disk_full(work, out, config, reference, rng)
+    return _disk_full(work, config, reference, rng)
   done = _train(out, config, ITERATIONS - 1)
   if done.returncode:
     return Outcome(False, False, False, "the run before the fault failed: "
@@ -205,8 +201,7 @@ def trial(fault: str, work: str, config: str, reference: bytes, rng: random.Rand
   return _check(out, _train(out, config), reference)
 
 
-def _disk_full(work: str, out: str, config: str, reference: bytes,
-               rng: random.Random) -> Outcome:
+def _disk_full(work: str, config: str, reference: bytes, rng: random.Random) -> Outcome:
   """The run on a file system with room for part of it (a tmpfs of 120-300
   KiB; the whole run needs about 360): it stops when a write finds no room,
   saying so in one line; then the file system grows, as when the user frees
@@ -266,7 +261,6 @@ def sweep(faults, trials: int, seed: int, log: str | None = None) -> list[dict]:
   """
   done = _read_log(log)
   base = tempfile.mkdtemp(prefix="fault-sweep-")
-  _CACHE[:] = [os.path.join(base, "jax-cache")]
   config = os.path.join(base, "tiny.json")
   with open(config, "w") as f:
     json.dump(TINY, f)
@@ -302,7 +296,6 @@ def sweep(faults, trials: int, seed: int, log: str | None = None) -> list[dict]:
                        messages=sorted({re.sub(r"/\S+", "<path>", o.message)
                                         for o in outcomes if o.message})[:3]))
   finally:
-    _CACHE.clear()
     shutil.rmtree(base, ignore_errors=True)
   return rows
 

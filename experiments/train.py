@@ -322,9 +322,7 @@ def train(args) -> None:
         break
       row = run.step()
       screen.update(run.state, row)
-  except KeyboardInterrupt:
-    raise   # the last finished iteration is saved below
-  except BaseException:
+  except Exception:   # not Ctrl-C: the last finished iteration is saved below
     failed = True
     raise
   finally:

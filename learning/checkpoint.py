@@ -207,9 +207,11 @@ def _size(count: int) -> str:
   return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.0f} KiB"
 
 
-def _folder_bytes(path: str) -> int:
-  return sum(os.path.getsize(os.path.join(root, name))
-             for root, _, files in os.walk(path) for name in files)
+def _remove_unfinished(directory: str) -> None:
+  """Removes the temporary folders of saves that did not finish."""
+  for name in os.listdir(directory):
+    if _TMP_MARK in name:
+      shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
 
 class Checkpointer:
@@ -223,10 +225,8 @@ class Checkpointer:
   def __init__(self, directory: str, max_to_keep: int = 2):
     self.directory = os.path.abspath(directory)
     os.makedirs(self.directory, exist_ok=True)
-    for name in os.listdir(self.directory):
-      # A save killed half-way: orbax ignores it, but warns about it.
-      if _TMP_MARK in name:
-        shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+    # A save killed half-way: orbax ignores it, but warns about it.
+    _remove_unfinished(self.directory)
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                            enable_async_checkpointing=False)
     # Handlers named up front, so a step's metadata (shapes, dtypes) can be
@@ -259,17 +259,16 @@ class Checkpointer:
             state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
         self._manager.wait_until_finished()
     except Exception:
-      for name in os.listdir(self.directory):
-        if _TMP_MARK in name:
-          shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+      _remove_unfinished(self.directory)
       raise
     _write_manifest(os.path.join(self.directory, str(step)))
 
   def _check_room(self, state: Any, meta: dict) -> None:
     """Raises OSError(ENOSPC) if the disk lacks room for a step."""
     latest = self.latest_step()
-    if latest is not None and os.path.isdir(os.path.join(self.directory, str(latest))):
-      size = _folder_bytes(os.path.join(self.directory, str(latest)))
+    step_dir = os.path.join(self.directory, str(latest))
+    if latest is not None and os.path.isdir(step_dir):
+      size = sum(os.path.getsize(os.path.join(step_dir, name)) for name in _step_files(step_dir))
     else:
       size = sum(int(np.asarray(leaf).nbytes) for leaf in jax.tree_util.tree_leaves(state))
       size += len(json.dumps(meta, default=str))
