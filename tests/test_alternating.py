@@ -9,6 +9,7 @@ import pytest
 import envs
 import mcgs_jax
 from tests import random_play
+from tests import variants
 
 search_jit = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
 
@@ -16,7 +17,8 @@ search_jit = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config
 @pytest.mark.parametrize("game_id,max_plies", [
     ("connect4", None), ("tictactoe", None), ("nim-piles:2,3,4", None), ("nim:3,9", None),
     ("nim-misere:2,3", None), ("hsr:2,3,7", None), ("pgx:tic_tac_toe", None),
-    ("pgx:othello", None), ("pgx:hex", 60), ("pgx:go_9x9", 60), ("pgx:chess", 40)])
+    ("pgx:othello", None), ("pgx:hex", 60), ("pgx:go_9x9", 60),
+    pytest.param("pgx:chess", 40, marks=pytest.mark.slow)])   # 13 s of compilation
 def test_declared_games_reward_only_the_end(game_id, max_plies):
   """Along random lines of play every move into a non-terminal position has
   reward 0 and discount -1, as the declaration promises (the first
@@ -44,7 +46,7 @@ class _UndeclaredModel(mcgs_jax.EnvModel):
   alternating_zero_sum = False
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree"], fast=["mcgs"]))
 def test_search_as_when_reading_the_edges(backup):
   """Taking reward 0 and discount -1 inside the paths (the transposition
   test, the batched backup) gives the same graph, bit for bit, as reading

@@ -2,10 +2,13 @@
 
 import csv
 
+import pytest
+
 from experiments import bench_phases
 from experiments import compare_engines
 
 
+@pytest.mark.slow
 def test_bench_phases_writes_its_rows(tmp_path):
   path = tmp_path / "phases.csv"
   bench_phases.main(["--batch", "2", "--sims", "4", "--hidden", "8", "--backups", "mcgs",
@@ -32,6 +35,7 @@ def test_profile_search_phase_of_scopes():
   assert profile_search.phase_of("jit(search)/vmap()/broadcast_in_dim") == "other"
 
 
+@pytest.mark.slow
 def test_profile_search_attributes_kernels_to_phases():
   from experiments import profile_search
   rows = profile_search.profile("mcgs", batch=2, sims=4, repeats=1)
@@ -43,6 +47,7 @@ def test_profile_search_attributes_kernels_to_phases():
   assert abs(sum(row["share"] for row in rows) - 1.0) < 0.01
 
 
+@pytest.mark.slow
 def test_profile_search_on_nim_with_an_evaluation_budget():
   from experiments import benchlib, profile_search
   assert benchlib.evaluation_budget(8) == dict(max_nn_evals=8, max_nodes=9)

@@ -4,6 +4,7 @@ import csv
 import types
 
 import numpy as np
+import pytest
 
 from experiments import bench_search
 
@@ -20,6 +21,7 @@ def test_depth_figures_and_mctx_tree_depths():
   assert bench_search.depth_figures(np.array([[2, 0], [4, 0]]))[:2] == (3.0, 4.0)
 
 
+@pytest.mark.slow
 def test_agent_cells_have_depth_columns(tmp_path):
   path = tmp_path / "bench.csv"
   bench_search.main(["--agent", "networks/pretrained/connect4", "--batch", "2", "--sims", "8",

@@ -4,9 +4,12 @@ prints the table (the mctx loop that compiles fastest and our loop)."""
 import csv
 import math
 
+import pytest
+
 from experiments import bench_selfplay
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_rows(tmp_path, capsys):
   path = tmp_path / "bench_selfplay.csv"
   bench_selfplay.main(["--batch", "4", "--simulations", "4", "--moves", "2", "--rounds", "1",

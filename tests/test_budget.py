@@ -10,6 +10,7 @@ from envs import nim
 import mcgs_jax
 from tests import invariants
 from tests.fake_evals import HashEval
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -22,7 +23,8 @@ def _states():
                      for piles in [(1, 3, 5, 7), (1, 3, 5, 6), (0, 3, 4, 7)]])
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tt_cache", "tree"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tt_cache", "tree"],
+                                                        fast=["mcgs"]))
 def test_budget_spends_exactly_the_evaluations(backup):
   budget = 120
   config = mcgs_jax.SearchConfig(num_simulations=1000, max_nodes=400, backup=backup,
@@ -45,6 +47,7 @@ def test_budget_spends_exactly_the_evaluations(backup):
     np.testing.assert_array_equal(out.stats.simulations, out.stats.nn_evals - 1 + free)
 
 
+@pytest.mark.slow
 def test_simulations_stay_capped_and_retries_can_be_off():
   config = mcgs_jax.SearchConfig(num_simulations=50, max_nodes=400, max_nn_evals=1000)
   out = search_jit(None, jax.random.PRNGKey(0), _states(), NIM, EVAL, config)
@@ -55,6 +58,7 @@ def test_simulations_stay_capped_and_retries_can_be_off():
   np.testing.assert_array_equal(out.stats.nn_evals, 60)
 
 
+@pytest.mark.slow
 def test_budget_with_the_solver_stops_at_proven_roots():
   config = mcgs_jax.SearchConfig(num_simulations=5000, max_nodes=400, max_nn_evals=400,
                                  solver=True)

@@ -119,6 +119,7 @@ def test_rave_search_keeps_amaf_counts_at_least_the_visits_and_changes_selection
   assert not np.array_equal(plain.visit_counts, out.visit_counts)
 
 
+@pytest.mark.slow
 def test_rave_graph_survives_reuse():
   config = mcgs_jax.SearchConfig(num_simulations=24, rave=True)
   out = _search(config)
@@ -159,6 +160,7 @@ def test_visit_count_expansion_stores_only_edges_reached_often_enough():
     assert np.any((child == graph_lib.UNEXPANDED) & (visits > 0))
 
 
+@pytest.mark.slow
 def test_expansion_threshold_one_is_the_plain_search():
   plain = _search(mcgs_jax.SearchConfig(num_simulations=30))
   for policy in ("visits", "probability"):

@@ -101,6 +101,7 @@ def test_a_missing_run_is_one_line_in_every_command(command, argv, expected, cap
   assert expected in _one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_in_one_line_and_the_rerun_resumes(tmp_path, capsys,
                                                                     monkeypatch):
   out = tmp_path / "run"

@@ -55,6 +55,7 @@ def check_combinations(count, seed):
       assert out.stats.simulations[b] <= config.num_simulations
 
 
+@pytest.mark.slow
 def test_config_combinations_small():
   check_combinations(2, seed=0)
 

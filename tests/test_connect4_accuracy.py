@@ -39,6 +39,7 @@ def test_every_pons_set_agrees_with_its_scores_file():
     assert [p.score for p in positions] == scores
 
 
+@pytest.mark.slow
 def test_tiny_run_scores_mcgs_and_tree(tmp_path):
   searches = ["mcgs", "tree"]
   if importlib.util.find_spec("pyspiel") is not None:
@@ -58,6 +59,7 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
     assert float(row["optimal"]) <= float(row["preserving"])
 
 
+@pytest.mark.slow
 def test_new_switch_rows_run(tmp_path):
   searches = ["katago", "mcgs+ppsoft", "mcgs+pphard", "mcgs+lcb", "mcgs+minroot"]
   for search in searches:

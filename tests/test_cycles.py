@@ -15,6 +15,7 @@ import mcgs_jax
 from mcgs_jax import selection
 from tests import invariants
 from tests import random_play
+from tests import variants
 
 RING = 5
 # The value of each ring position for the player to move, rewards 0, discount
@@ -52,7 +53,7 @@ def ring_root(positions):
       value=VALUES[positions], embedding=positions))
 
 
-@pytest.mark.parametrize("max_nn_evals", [None, 40])
+@pytest.mark.parametrize("max_nn_evals", variants.slow_unless([None, 40], fast=[None]))
 def test_ring_values_stay_in_range(max_nn_evals):
   config = mcgs_jax.SearchConfig(num_simulations=120, max_nn_evals=max_nn_evals)
   out = search_jit(None, jax.random.PRNGKey(0), ring_root([0, 3]), MODEL, EVAL, config)
@@ -123,6 +124,7 @@ class _MarkingModel(mcgs_jax.EnvModel):
   acyclic_keys = False
 
 
+@pytest.mark.slow
 def test_acyclic_keys_search_as_with_the_cycle_test():
   """Skipping the cycle test changes nothing where no cycle can close: the
   same graph as a search that marks its paths, with links and corrections

@@ -42,6 +42,7 @@ def report(session):
   return dict(out=out, paths=paths, text=md[0].read_text(), tables=tables, stem=stem)
 
 
+@pytest.mark.slow
 def test_the_session_trains_and_writes_its_summary(session, report):
   summary = (report["out"] / f"{report['stem']}-session.md").read_text()
   assert "| report | exit 0 |" in summary
@@ -73,6 +74,7 @@ def test_the_full_plan_fits_a_lent_machine():
   assert short.training_s == 0.0
 
 
+@pytest.mark.slow
 def test_xla_variants_have_default_ratios(report):
   rows = report["tables"]["xla"]
   assert {r["kind"] for r in rows} == {"search", "selfplay"}
@@ -85,6 +87,7 @@ def test_xla_variants_have_default_ratios(report):
     assert float(row["min"]) <= float(row["median"]) <= float(row["max"])
 
 
+@pytest.mark.slow
 def test_kernel_rows_say_a_cpu_has_no_accelerator_plane(report):
   rows = report["tables"]["kernels"]
   assert [r["row"] for r in rows][:3] == ["search mctx-gumbel", "search tree-gumbel",
@@ -118,6 +121,7 @@ def test_device_events_are_counted_on_stream_lines_only():
                                          planes=1)
 
 
+@pytest.mark.slow
 def test_files_are_flat_and_few(report):
   files = sorted(p.name for p in report["out"].iterdir())
   assert all(p.is_file() for p in report["out"].iterdir())
@@ -126,11 +130,13 @@ def test_files_are_flat_and_few(report):
   assert set(files) == expected | {f"{report['stem']}-session.md"}, files
 
 
+@pytest.mark.slow
 def test_every_section_has_rows(report):
   for section in MEASURED:
     assert report["tables"][section], section
 
 
+@pytest.mark.slow
 def test_search_ratios_are_positive_and_finite(report):
   rows = [r for r in report["tables"]["search"] if r["status"] == "ok"]
   # Both root policies ran against their mctx policy.
@@ -145,6 +151,7 @@ def test_search_ratios_are_positive_and_finite(report):
       assert ratio == 1.0
 
 
+@pytest.mark.slow
 def test_selfplay_ratios_are_positive_and_finite(report):
   rows = report["tables"]["selfplay"]
   assert any(r["contestant"].startswith("mctx") for r in rows)
@@ -156,6 +163,7 @@ def test_selfplay_ratios_are_positive_and_finite(report):
     assert float(row["positions_per_s"]) > 0
 
 
+@pytest.mark.slow
 def test_memory_phases_and_training_rows(report):
   tables = report["tables"]
   assert all(float(r["state_bytes_per_game"]) > 0 for r in tables["memory"])
@@ -166,6 +174,7 @@ def test_memory_phases_and_training_rows(report):
   assert all(float(r["examples_per_s"]) > 0 for r in tables["training"])
 
 
+@pytest.mark.slow
 def test_markdown_header_and_skipped_list(report):
   text = report["text"]
   versions = next(line for line in text.splitlines() if line.startswith("Versions:"))

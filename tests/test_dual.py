@@ -17,6 +17,7 @@ from mcgs_jax import backup as backup_lib
 from mcgs_jax import dual
 from mcgs_jax import graph as graph_lib
 from tests.fake_evals import HashEval, hash_eval_py
+from tests import variants
 
 
 def _chain_graph(depth=4):
@@ -132,7 +133,7 @@ def test_large_search_evaluates_the_most_visited_small_states(backup):
     assert got == wanted
 
 
-@pytest.mark.parametrize("backup", ["tree", "mcgs"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["tree", "mcgs"], fast=["tree"]))
 def test_large_leaf_value_mixes_small_search_value_and_large_network(backup):
   env, _, config, small, large = dual_run(backup)
   index = {_key(small, 0, n): n for n in range(int(small.nodes_used[0]))}
@@ -149,7 +150,8 @@ def test_large_leaf_value_mixes_small_search_value_and_large_network(backup):
     assert float(large.nn_value[0, n]) == pytest.approx(expected, abs=1e-5)
 
 
-@pytest.mark.parametrize("backup,rounds", [("tree", 1), ("mcgs", 1), ("tree", 2)])
+@pytest.mark.parametrize("backup,rounds", variants.slow_unless(
+    [("tree", 1), ("mcgs", 1), ("tree", 2)], fast=[("tree", 1), ("mcgs", 1)]))
 def test_shared_states_have_one_policy_and_value(backup, rounds):
   _, _, _, small, large = dual_run(backup, rounds)
   shared = 0

@@ -50,6 +50,7 @@ def test_solver_accepted_on_exact_pgx_keys():
   assert int(out.stats.simulations[0]) == 8
 
 
+@pytest.mark.slow
 def test_solver_on_mctx_keys_follows_the_declaration():
   root = test_cycles.ring_root([0])
   inexact, eval_fn = mcgs_jax.from_mctx(test_cycles.ring_recurrent_fn,

@@ -13,6 +13,7 @@ import mcgs_jax
 from envs import connect4
 from tests import invariants
 from tests.fake_evals import HashEval
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -22,7 +23,8 @@ C4 = envs.make("connect4")
 NIM = envs.make("nim-piles:1,3,5,7")
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree", "tt_cache"],
+                                                        fast=["mcgs"]))
 def test_disconnected_backup_leaves_the_line_above_alone(backup):
   config = mcgs_jax.SearchConfig(num_simulations=1, max_nodes=300, backup=backup,
                                  eps_greedy=0.5)
@@ -109,6 +111,7 @@ def test_constraint_first_tries_the_winning_move_at_once():
   assert int(constrained.stats.explorations[0]) == 6
 
 
+@pytest.mark.slow
 def test_exploration_with_solver_and_budget_keeps_invariants():
   config = mcgs_jax.SearchConfig(num_simulations=6000, max_nodes=400, solver=True,
                                  max_nn_evals=384, eps_greedy=0.05, eps_constraint=0.05)

@@ -17,6 +17,7 @@ from mcgs_jax import gumbel
 from tests import invariants
 from tests.fake_evals import HashEval
 from tests.test_search import random_positions
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -127,7 +128,8 @@ def test_completed_qvalues_matches_mctx_qtransform():
   assert float(jnp.max(ours)) > 0
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree", "tt_cache"],
+                                                        fast=["mcgs"]))
 def test_every_backup_mode(backup):
   """Gumbel search in every mode: graph invariants hold, the visits go to at
   most max_considered_actions root actions, the weights are a distribution
@@ -169,6 +171,7 @@ def test_noise_changes_the_considered_actions():
   assert len(visited[0.0]) == 1 and len(visited[1.0]) > 1
 
 
+@pytest.mark.slow
 def test_reroot_redraws_noise_and_rebases_the_schedule():
   """A kept root gets fresh noise and its old visits as the schedule's base:
   the next search gives its considered actions sequential-halving visits on

@@ -28,6 +28,7 @@ def test_katago_config_switches():
     mcgs_jax.SearchConfig(backup="kata")
 
 
+@pytest.mark.slow
 def test_katago_uses_at_most_40_percent_of_the_tree_nodes_on_nim():
   state = NIM.init(jax.random.PRNGKey(0), 1)
   eval_fn = envs.uniform_eval(NIM)
@@ -47,6 +48,7 @@ def _katago_value(g, b, node, config):
   return (g.nn_value[b, node] + (n * q).sum()) / (1 + n.sum())
 
 
+@pytest.mark.slow
 def test_katago_root_value_is_recomputed_from_its_children():
   """After every backup the root (on every path) holds
   Q = (U + sum_c N(c) Q(c)) / (1 + sum_c N(c)) with the children's current

@@ -8,6 +8,7 @@ import envs
 import mcgs_jax
 from tests import invariants
 from tests.fake_evals import HashEval
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -16,7 +17,8 @@ init_jit = jax.jit(mcgs_jax.init, static_argnames=STATIC)
 NIM = envs.make("nim-piles:1,3,5,7")
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree", "tt_cache"],
+                                                        fast=["mcgs"]))
 def test_sixteen_leaves_per_step_keep_the_graph_exact(backup):
   config = mcgs_jax.SearchConfig(num_simulations=200, max_nodes=300, backup=backup,
                                  leaves_per_step=16)
@@ -51,6 +53,7 @@ def test_virtual_loss_spreads_one_step_over_distinct_leaves(uniform):
     assert sims > 1
 
 
+@pytest.mark.slow
 def test_leaves_with_solver_and_exploration():
   config = mcgs_jax.SearchConfig(num_simulations=6000, max_nodes=400, leaves_per_step=8,
                                  solver=True, eps_greedy=0.05)

@@ -15,12 +15,14 @@ import pytest
 
 import mcgs_jax
 from experiments import loop_copies
+from tests import variants
 
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu",
                                 reason="the copy counts were established with XLA:CPU")
 
 
-@pytest.mark.parametrize("name", ["mcgs", "tree", "solver", "katago"])
+@pytest.mark.parametrize("name", variants.slow_unless(["mcgs", "tree", "solver", "katago"],
+                                                     fast=["mcgs", "solver"]))
 def test_no_graph_copies_in_the_simulation_loop(name):
   config = mcgs_jax.SearchConfig(num_simulations=8, **loop_copies.VARIANTS[name])
   counts = loop_copies.count_loop_copies(config, batch=3)

@@ -18,6 +18,7 @@ def nim_setting():
   return mvm.nim_setting("nim-piles:3,5,7,9", count=3)
 
 
+@pytest.mark.slow
 def test_noisy_nim_eval_is_a_fixed_imperfect_function_of_the_position():
   env = envs.make("nim")
   state = envs.stack([envs.nim.state_from_piles(env, (1, 3, 5, 7))] * 2)
@@ -89,6 +90,7 @@ def test_budget_for_time_interpolates_and_extrapolates_log_log():
   assert mvm.budget_for_time(budgets, ms, 0.5) == 8
 
 
+@pytest.mark.slow
 def test_graph_bytes_match_a_real_search(nim_setting):
   config = mvm.budget_config("mcgs", 8, nim_setting.simulations_per_eval)
   per_node, table, allocated = mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, config)
@@ -101,6 +103,7 @@ def test_graph_bytes_match_a_real_search(nim_setting):
   assert mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, tree)[0] == per_node
 
 
+@pytest.mark.slow
 def test_equal_evals_rows_use_equal_evaluations_and_resume(nim_setting, tmp_path):
   out = str(tmp_path)
   rows = mvm.equal_evals(nim_setting, ["mcgs", "tree"], [8], part="nim", out=out)
@@ -163,6 +166,7 @@ def test_equal_time_plays_the_budget_of_equal_measured_time(nim_setting, tmp_pat
   assert loop.read_metrics(os.path.join(str(tmp_path), "timing.csv")) == timing
 
 
+@pytest.mark.slow
 def test_load_network_names_distinct_committed_agents():
   leaves = {}
   for name in mvm.NETWORKS:

@@ -37,6 +37,7 @@ def test_pair_heads_are_the_two_networks():
   assert networks.has_two_heads(pair)
 
 
+@pytest.mark.slow
 def test_pair_trains_both_networks_on_the_sum_of_their_losses():
   env = envs.make("nim:3,10")
   state = env.init(jax.random.PRNGKey(0), batch_size=4)

@@ -5,9 +5,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow
 def test_two_device_update_equals_one_device():
   # The suite's XLA flags (conftest.py) plus two host devices.
   flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"

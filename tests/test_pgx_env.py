@@ -12,6 +12,7 @@ import pytest
 import envs
 import mcgs_jax
 from envs import pgx_env
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -380,7 +381,10 @@ def _search_sanity(game_id, eval_fn=None):
   assert np.isfinite(np.asarray(out.root_value)).all()
 
 
-@pytest.mark.parametrize("game_id", FAST_SEARCH_GAMES)
+# Chess, Gardner chess, 19x19 go, hex and othello (6-19 s each): the slow suite.
+@pytest.mark.parametrize("game_id", variants.slow_unless(
+    FAST_SEARCH_GAMES, fast=[g for g in FAST_SEARCH_GAMES
+                             if g not in ("chess", "gardner_chess", "go_19x19", "hex", "othello")]))
 def test_search_runs_on_every_game(game_id):
   _search_sanity(game_id)
 

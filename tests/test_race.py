@@ -31,6 +31,7 @@ def peer_run(tmp_path_factory):
   return directory
 
 
+@pytest.mark.slow
 def test_peer_run_resumes_and_is_loadable(peer_run):
   rows = _read(os.path.join(peer_run, "metrics.csv"))
   assert [r["iteration"] for r in rows] == ["1", "2"]
@@ -44,6 +45,7 @@ def test_peer_run_resumes_and_is_loadable(peer_run):
   assert env.num_actions == 7 and params
 
 
+@pytest.mark.slow
 def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   out = str(tmp_path / "race")
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
@@ -84,6 +86,7 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   assert len(_read(os.path.join(out, "race_final.csv"))) == 2
 
 
+@pytest.mark.slow
 def test_race_names_label_both_runs(peer_run, tmp_path):
   out = str(tmp_path / "named")
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
@@ -103,6 +106,7 @@ def test_race_names_label_both_runs(peer_run, tmp_path):
       race.main(argv + bad)
 
 
+@pytest.mark.slow
 def test_eval_search_scores_variants_and_skips_done_ones(peer_run, tmp_path, capsys):
   argv = [peer_run, "--variants", "base", "solver", "--positions", "2", "--fresh", "0",
           "--simulations", "4", "--out", str(tmp_path)]

@@ -19,6 +19,7 @@ from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from tests import invariants
 from tests.fake_evals import HashEval
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -136,7 +137,8 @@ def assert_restricted(old, new, b, start):
   return used
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree", "tt_cache"],
+                                                        fast=["mcgs"]))
 def test_advance_keeps_the_reachable_subgraph(backup):
   config = make_config(backup)
   _, out = searched(backup)

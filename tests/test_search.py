@@ -16,6 +16,7 @@ from tests import invariants
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import selection
 from tests.fake_evals import NaNEval, RandomEval
+from tests import variants
 
 STATIC = ("env", "eval_fn", "config")
 search_jit = jax.jit(mcgs_jax.search, static_argnames=STATIC)
@@ -48,8 +49,10 @@ def legal_checker(g, b, env):
   return legal_of
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
-@pytest.mark.parametrize("env", [NIM, C4], ids=["nim", "connect4"])
+# Nim's dense transpositions for the graph, Connect-4 for the tree.
+@pytest.mark.parametrize("env,backup", variants.slow_unless(
+    [(NIM, "mcgs"), (NIM, "tree"), (NIM, "tt_cache"), (C4, "mcgs"), (C4, "tree"), (C4, "tt_cache")],
+    fast=[(NIM, "mcgs"), (C4, "tree")]), ids=lambda v: getattr(v, "id", v))
 def test_invariants_on_random_searches(env, backup):
   config = mcgs_jax.SearchConfig(num_simulations=96, backup=backup)
   eval_fn = RandomEval(env.num_actions)
@@ -157,7 +160,8 @@ def test_bad_input_gives_clear_errors():
     mcgs_jax.SearchConfig(table_size=100)
 
 
-@pytest.mark.parametrize("game_id", ["nim", "nim-misere", "nim:3,20"])
+@pytest.mark.parametrize("game_id", variants.slow_unless(["nim", "nim-misere", "nim:3,20"],
+                                                         fast=["nim"]))
 def test_nim_exact_eval_picks_optimal_moves(game_id):
   """With a perfect value, every non-lost position gets a winning move."""
   env = envs.make(game_id)

@@ -11,6 +11,7 @@ import pytest
 import envs
 import mcgs_jax
 from learning import selfplay
+from tests import variants
 
 _play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))
 
@@ -97,8 +98,8 @@ def test_outcome_targets_match_replayed_games():
 
 
 def test_lambda_returns():
-  """value_lambda: a hand-computed 3-move game (golden); lambda = 1 gives the
-  outcomes on real self-play windows; play() emits them as value targets."""
+  """value_lambda: a hand-computed 3-move game (golden); out-of-range lambda
+  refused."""
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   # One game: players 0, 1, 0; player 0 wins on the third move; then a new
   # game's first move (player 0), not finished.
@@ -114,7 +115,14 @@ def test_lambda_returns():
   g0 = 0.5 * 0.2 + 0.5 * -g1           # 0.4
   values = np.asarray(selfplay._lambda_returns(records, 0.5))[:3, 0]
   np.testing.assert_allclose(values, [g0, g1, g2], rtol=1e-6)
-  # lambda = 1 on real windows: the outcomes, wherever they are known.
+  with pytest.raises(ValueError, match="value_lambda"):
+    selfplay.SelfPlayConfig(value_lambda=1.5)
+
+
+@pytest.mark.slow
+def test_lambda_returns_on_real_windows():
+  """lambda = 1 on real self-play windows gives the outcomes; play() emits
+  the lambda-returns as value targets."""
   env = envs.make("tictactoe")
   config = _config()
   state = selfplay.init(jax.random.PRNGKey(3), env, 4)
@@ -133,10 +141,9 @@ def test_lambda_returns():
   value = np.asarray(examples.value)[np.asarray(valid)]
   assert value.size > 0 and not set(np.unique(value)).issubset({-1.0, 0.0, 1.0})
   assert np.all(np.abs(value) <= 1)
-  with pytest.raises(ValueError, match="value_lambda"):
-    selfplay.SelfPlayConfig(value_lambda=1.5)
 
 
+@pytest.mark.slow
 def test_opponent_policy_targets():
   """The next move's policy target of the same game (golden), zero after a
   game's last move; play() emits them with opponent_policy."""
@@ -166,8 +173,10 @@ def test_opponent_policy_targets():
   assert selfplay.example_like(env).opponent_policy is None
 
 
-@pytest.mark.parametrize("search", [dict(backup="tree"), dict(backup="tt_cache"),
-                                    dict(solver=True), dict(backup="mcgs")])
+@pytest.mark.parametrize("search", variants.slow_unless(
+    [dict(backup="tree"), dict(backup="tt_cache"), dict(solver=True), dict(backup="mcgs")],
+    fast=[dict(backup="tree")]))
+@pytest.mark.slow
 def test_search_modes_run(search):
   env, state, outputs = _run("nim-piles:1,2,3", 2, 4, 3, **search)
   del env

@@ -145,6 +145,7 @@ def test_weight_average_plays_is_saved_and_resumes(tmp_path):
     _config(ema_decay=1.0)
 
 
+@pytest.mark.slow
 def test_opponent_policy_head_trains_and_the_agent_searches(tmp_path):
   """opponent_policy_weight: a ResNet with a third head, trained on the next
   move's policy; the search and load_agent see the usual two outputs."""
@@ -295,6 +296,7 @@ def _cli(out, config_file, iterations):
           "--iterations", str(iterations), "--config", str(config_file)]
 
 
+@pytest.mark.slow
 def test_sigkill_resume(tmp_path):
   """Kill a real run with SIGKILL while it trains, rerun the same command: the
   metrics have every iteration once and the network equals an uninterrupted
@@ -329,13 +331,14 @@ def test_sigkill_resume(tmp_path):
   assert (killed / train.AGENT).read_bytes() == (straight / train.AGENT).read_bytes()
 
 
+_EVALUATED = dict(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
+                  baseline_simulations=4)
+
+
 def test_evaluation_columns_and_plots(tmp_path):
   """Evaluation every iteration: exact figures of policy and search, a
-  snapshot, arena scores and an Elo ladder with the baseline at 0; the
-  snapshots scored with and without the solver (experiments.solver_check)."""
-  config = _config(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
-                   baseline_simulations=4)
-  _, rows = _run(tmp_path, config, 2)
+  snapshot, arena scores and an Elo ladder with the baseline at 0."""
+  _, rows = _run(tmp_path, _config(**_EVALUATED), 2)
   first, second = rows
   for row in rows:
     for column in ("policy_keeps_value", "search_keeps_value", "arena_baseline_score", "elo"):
@@ -349,9 +352,15 @@ def test_evaluation_columns_and_plots(tmp_path):
   assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png",
                                                    "arena_elo.png"]
   assert all(os.path.getsize(p) > 1000 for p in written)
-  # experiments.solver_check: each snapshot with and without the evaluation
-  # solver; its row for the run's own setting is the run's recorded figure.
-  from experiments import solver_check
+
+
+@pytest.mark.slow
+def test_solver_check_scores_the_snapshots(tmp_path):
+  """experiments.solver_check: each snapshot with and without the evaluation
+  solver; its row for the run's own setting is the run's recorded figure."""
+  config = _config(**_EVALUATED)
+  _, (_, second) = _run(tmp_path, config, 2)
+  from experiments import solver_check  # pylint: disable=g-import-not-at-top
   checked = solver_check.check(str(tmp_path), last=1, seed=0)
   assert [(r["snapshot"], r["solver"]) for r in checked] == [
       ("iteration_000002.msgpack", True), ("iteration_000002.msgpack", False),
@@ -421,6 +430,7 @@ def test_diverging_training_stops_before_checkpointing(tmp_path):
   assert checkpoint_lib.Checkpointer(str(tmp_path / "checkpoints")).latest_step() == failed - 1
 
 
+@pytest.mark.slow
 def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
   """Gumbel self-play with 8 simulations per move (improved-policy targets)
   makes the raw policy keep the game value in clearly more of tic-tac-toe's
@@ -492,6 +502,7 @@ def test_evaluation_summary_line():
   assert train.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
 
 
+@pytest.mark.slow
 def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
   """The first iteration of a process compiles; wall_s and cpu_s count the
   work without it (compile_s says how much). A temporary directory left by
