@@ -29,7 +29,6 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import solver
 
 
 def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,
@@ -86,7 +85,7 @@ def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_
   """
   target = reward + discount * graph_lib.node_value(child_visits, child_value_sum)
   corrected = correction_value(edge_visits.astype(jnp.float32), edge_q, target, config)
-  exact = reward + discount * solver.exact_value(child_solved)
+  exact = reward + discount * graph_lib.exact_value(child_solved)
   return graph_lib.select_first(
       [kind == graph_lib.TERMINAL_EDGE, kind == graph_lib.SOLVED_EDGE,
        kind == graph_lib.CORRECTION,
@@ -133,7 +132,7 @@ def _values_through(child, reward, discount, stored_q, child_visits, child_value
   """`edge_values` from a node's rows and its children's statistics ([A])."""
   value = graph_lib.node_value(child_visits, child_value_sum)
   if config.solver:
-    value = jnp.where(child_solved != graph_lib.UNKNOWN, solver.exact_value(child_solved), value)
+    value = jnp.where(child_solved != graph_lib.UNKNOWN, graph_lib.exact_value(child_solved), value)
   return graph_lib.select_first([child >= 0, child == graph_lib.TERMINAL],
                                 [reward + discount * value, reward], stored_q)
 
@@ -300,7 +299,7 @@ def _path_flags(num_parents, solved, config):
   proven exact value (`_next_value`)."""
   transposition = (num_parents > 1) & config.corrects_transpositions
   proven = (solved != graph_lib.UNKNOWN) & config.solver
-  return transposition, proven, solver.exact_value(solved)
+  return transposition, proven, graph_lib.exact_value(solved)
 
 
 def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward, edge_discount,

@@ -476,6 +476,9 @@ class SearchConfig:
     if not self.value_min <= self.q_init <= self.value_max:
       raise ValueError(f"SearchConfig.q_init must lie in [value_min, value_max] = "
                        f"[{self.value_min}, {self.value_max}], got {self.q_init}")
+    # The mode is looked up once, here, not at every read while a search is
+    # traced; it is no field (equality and hashing stay the fields').
+    object.__setattr__(self, "_mode", modes.get(self.backup))
 
   @property
   def budget(self) -> BudgetConfig:
@@ -547,7 +550,7 @@ class SearchConfig:
   @property
   def mode(self) -> modes.BackupMode:
     """The backup mode named by `backup` (`mcgs_jax.modes`)."""
-    return modes.get(self.backup)
+    return self._mode
 
   @property
   def uses_table(self) -> bool:

@@ -29,7 +29,6 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import solver
 
 
 def _node_value(graph, node, config):
@@ -37,7 +36,7 @@ def _node_value(graph, node, config):
   value = graph_lib.node_value(graph.visits[node], graph.value_sum[node])
   if config.solver:
     solved = graph.solved[node]
-    value = jnp.where(solved != graph_lib.UNKNOWN, solver.exact_value(solved), value)
+    value = jnp.where(solved != graph_lib.UNKNOWN, graph_lib.exact_value(solved), value)
   return value
 
 

@@ -179,7 +179,7 @@ def evaluate(params: Any, rng: chex.PRNGKey, eval_fn: Any, embedding: Any,
   return sanitize(logits, value.astype(jnp.float32), legal)
 
 
-def lookup(table: hash_table.HashTable, key: chex.Array, config: config_lib.SearchConfig):
+def lookup(table: graph_lib.HashTable, key: chex.Array, config: config_lib.SearchConfig):
   """Looks each game's child key up in its table.
 
   Args:
@@ -433,7 +433,7 @@ def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
     leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
     leaf_value = jnp.where(
         leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
-        * solver.exact_value(graph.solved[safe_last]), leaf_value)
+        * graph_lib.exact_value(graph.solved[safe_last]), leaf_value)
     stop_kind = jnp.where(leaf_proven, graph_lib.RUNNING, stop_kind)
   return graph, leaf_value, stop_kind, length
 

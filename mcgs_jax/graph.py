@@ -3,6 +3,12 @@
 Shapes: B games, N node capacity, A actions, T hash-table slots.
 Node 0 is the root. Values are from the point of view of the player to move
 at the node (`value_sum`, `nn_value`) or at the edge's parent (`edge_q`).
+
+The lowest module of the search: besides the graph's data (its key index's
+`HashTable` included; `hash_table` probes it), what several phases read the
+same way lives here: `take` and `edge_rows` (a node's rows), `exact_value`
+(a proven node's value), `computed_once` (a value XLA must compute in one
+kernel), `select_first`.
 """
 
 import dataclasses
@@ -11,8 +17,6 @@ from typing import Any, Sequence
 import chex
 import jax
 import jax.numpy as jnp
-
-from mcgs_jax import hash_table
 
 # `child` codes for edges that lead to no node.
 UNEXPANDED = -1
@@ -27,6 +31,11 @@ LOSS = 2
 DRAW = 3
 # `bounds` of a node the solver knows nothing about: value in [-1, +1].
 UNBOUNDED = 2
+# Exact value of a proven node for its mover, indexed by the `solved` code.
+_EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, LOSS, DRAW
+
+# Codes `computed_once` keeps exactly: 0 <= code < CODE_LIMIT.
+CODE_LIMIT = 2**22
 
 # Why a simulation's descent ended (`selection.Selection.kind`); the backup
 # reads it to pick the value of the last edge.
@@ -105,7 +114,7 @@ class Graph:
   edge_reward: chex.Array   # f32 reward of the transition (to the mover)
   edge_discount: chex.Array  # f32, Q = reward + discount * V(child)
   # Hash table [B, T].
-  table: hash_table.HashTable
+  table: "HashTable"
   # Counters [B].
   stats: SearchStats
   # Progressive pruning "hard" [B, N, A] ([B, N, 0] otherwise: no memory).
@@ -355,7 +364,7 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
   def zeros(shape, dtype):
     return jnp.zeros((b,) + shape, dtype)
 
-  table = jax.vmap(lambda _: hash_table.empty(table_size))(jnp.arange(b))
+  table = jax.vmap(lambda _: empty_table(table_size))(jnp.arange(b))
   return Graph(
       visits=zeros((n,), jnp.int32),
       value_sum=zeros((n,), jnp.float32),
@@ -448,3 +457,97 @@ def add_stats(graph: Graph, **increments) -> Graph:
   stats = graph.stats
   return graph.replace(stats=stats.replace(**{
       name: stats[name] + jnp.asarray(inc, jnp.int32) for name, inc in increments.items()}))
+
+
+def exact_value(solved: chex.Array) -> chex.Array:
+  """The value of a `solved` code for the player to move at the node.
+
+  Args:
+    solved: int32, UNKNOWN/WIN/LOSS/DRAW codes, any shape.
+
+  Returns:
+    f32 of that shape: +1 / -1 / 0 for WIN / LOSS / DRAW (0 for UNKNOWN).
+  """
+  return _EXACT_VALUE[solved]
+
+
+# The key index's data (`hash_table` holds its probing, lookup and insertion).
+# A free slot, or a key not found.
+EMPTY = -1
+
+# Lanes of a table entry: the key's two lanes, then the node index's bits.
+_NODE_LANE = 2
+
+
+@chex.dataclass(frozen=True)
+class HashTable:
+  """One game's table of T slots (T a power of two).
+
+  A slot's key and node index share one row, so a lookup reads one run of
+  memory per game rather than one per array: on a CPU with the graph's
+  arrays around it, each such read waits for memory.
+
+  Attributes:
+    entries: uint32[T, 3], the stored key's two lanes, then the stored node
+      index's bits (EMPTY where free). `stored_keys` and `nodes` read them.
+  """
+  entries: chex.Array
+
+  @property
+  def stored_keys(self) -> chex.Array:
+    """uint32[..., T, 2]: the key stored in each slot (0 where free)."""
+    return self.entries[..., :_NODE_LANE]
+
+  @property
+  def nodes(self) -> chex.Array:
+    """int32[..., T]: the node index stored in each slot, EMPTY where free."""
+    return self.entries[..., _NODE_LANE].view(jnp.int32)
+
+
+def table_entry(key: chex.Array, node: chex.Array) -> chex.Array:
+  """A table entry: the key's lanes, then the node index's bits.
+
+  Args:
+    key: uint32[..., 2].
+    node: int32[...], a node index or EMPTY.
+
+  Returns:
+    uint32[..., 3].
+  """
+  node_bits = jnp.asarray(node, jnp.int32).view(jnp.uint32)
+  return jnp.concatenate([key, node_bits[..., None]], axis=-1)
+
+
+def empty_table(size: int) -> HashTable:
+  """A table of `size` slots, all free.
+
+  Args:
+    size: T, the number of slots (a power of two).
+
+  Returns:
+    HashTable with entries uint32[T, 3].
+  """
+  return HashTable(entries=table_entry(jnp.zeros((size, 2), jnp.uint32),
+                                  jnp.full((size,), EMPTY, jnp.int32)))
+
+
+def computed_once(code: chex.Array) -> chex.Array:
+  """`code` (bool, or int32 in [0, 2^22)), computed in a kernel of its own.
+
+  XLA fuses a cheap producer into each of its consumers, so a value that
+  several consumers read (a descent step's end code: the next node, depth,
+  path length and code all follow from it) is recomputed in each of them,
+  every gather behind it included, and the gathers feeding several such
+  kernels get kernels of their own. XLA never duplicates a producer that
+  ends in an operation it deems expensive (a square root): the value gets
+  one kernel, with the gathers behind it fused in, and its consumers read
+  the result. round(sqrt(k)^2) = k exactly for 0 <= k < 2^22.
+
+  Args:
+    code: bool or int32 array of small non-negative codes.
+
+  Returns:
+    The same values, dtype and shape.
+  """
+  root = jnp.sqrt(code.astype(jnp.float32))
+  return jnp.round(root * root).astype(code.dtype)

@@ -11,57 +11,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from mcgs_jax import fusion
-
-EMPTY = -1
-
-# Lanes of a table entry: the key's two lanes, then the node index's bits.
-_NODE_LANE = 2
-
-
-@chex.dataclass(frozen=True)
-class HashTable:
-  """One game's table of T slots (T a power of two).
-
-  A slot's key and node index share one row, so a lookup reads one run of
-  memory per game rather than one per array: on a CPU with the graph's
-  arrays around it, each such read waits for memory.
-
-  Attributes:
-    entries: uint32[T, 3], the stored key's two lanes, then the stored node
-      index's bits (EMPTY where free). `stored_keys` and `nodes` read them.
-  """
-  entries: chex.Array
-
-  @property
-  def stored_keys(self) -> chex.Array:
-    """uint32[..., T, 2]: the key stored in each slot (0 where free)."""
-    return self.entries[..., :_NODE_LANE]
-
-  @property
-  def nodes(self) -> chex.Array:
-    """int32[..., T]: the node index stored in each slot, EMPTY where free."""
-    return self.entries[..., _NODE_LANE].view(jnp.int32)
-
-
-def _entry(key, node):
-  """uint32[..., 3]: the entry storing `node` (int32[...]) under `key`
-  (uint32[..., 2])."""
-  node_bits = jnp.asarray(node, jnp.int32).view(jnp.uint32)
-  return jnp.concatenate([key, node_bits[..., None]], axis=-1)
-
-
-def empty(size: int) -> HashTable:
-  """A table of `size` slots, all free.
-
-  Args:
-    size: T, the number of slots (a power of two).
-
-  Returns:
-    HashTable with entries uint32[T, 3].
-  """
-  return HashTable(entries=_entry(jnp.zeros((size, 2), jnp.uint32),
-                                  jnp.full((size,), EMPTY, jnp.int32)))
+from mcgs_jax import graph as graph_lib
 
 
 def slot_of(key: chex.Array, size: int) -> chex.Array:
@@ -112,19 +62,19 @@ def _find_in(table, key, first, inspected):
   `inspected` (bool[P]) holds: (node, free_slot, resolved), `resolved` False
   when every inspected slot holds another key (the sequence goes on)."""
   group = inspected.shape[0]
-  window = HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))
+  window = graph_lib.HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))
   nodes = window.nodes
-  occupied = nodes != EMPTY
+  occupied = nodes != graph_lib.EMPTY
   match = occupied & jnp.all(window.stored_keys == key, axis=-1)
   stop = (match | ~occupied) & inspected
   index = jnp.argmax(stop)
   resolved = stop[index]
-  node = jnp.where(resolved & match[index], nodes[index], EMPTY)
-  free_slot = jnp.where(resolved & ~occupied[index], first + index, EMPTY)
+  node = jnp.where(resolved & match[index], nodes[index], graph_lib.EMPTY)
+  free_slot = jnp.where(resolved & ~occupied[index], first + index, graph_lib.EMPTY)
   return node, free_slot, resolved
 
 
-def find(table: HashTable, key: chex.Array, max_probes: int):
+def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
   """Looks `key` up.
 
   The probe sequence (linear, from `home_slot`, wrapping around) is
@@ -133,23 +83,23 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
   so a batch pays for the longest sequence it meets, not for `max_probes`.
 
   Args:
-    table: HashTable of one game (T slots).
+    table: graph_lib.HashTable of one game (T slots).
     key: uint32[2].
     max_probes: the longest probe sequence inspected. Static.
 
   Returns:
-    (node, free_slot): node int32, the node stored under `key`, or EMPTY;
+    (node, free_slot): node int32, the node stored under `key`, or graph_lib.EMPTY;
     free_slot int32, where `key` would be inserted (the first empty slot of
-    its probe sequence), or EMPTY if it is present or no slot is free within
+    its probe sequence), or graph_lib.EMPTY if it is present or no slot is free within
     `max_probes`.
   """
   size = table.entries.shape[0]
   probes = min(max_probes, size)
   group = min(PROBE_GROUP, size)
   home = home_slot(key, size)
-  if size // group < fusion.CODE_LIMIT:
+  if size // group < graph_lib.CODE_LIMIT:
     # Fused into the read, the hash would be recomputed for every lane read.
-    home = group * fusion.computed_once(home // group)
+    home = group * graph_lib.computed_once(home // group)
   offsets = jnp.arange(group)
 
   def trip(start):
@@ -173,35 +123,35 @@ def find(table: HashTable, key: chex.Array, max_probes: int):
   return node, free_slot
 
 
-def write(table: HashTable, slot: chex.Array, key: chex.Array,
-          node: chex.Array) -> HashTable:
+def write(table: graph_lib.HashTable, slot: chex.Array, key: chex.Array,
+          node: chex.Array) -> graph_lib.HashTable:
   """Stores `node` under `key` at `slot`; a negative slot writes nothing.
 
   Args:
-    table: HashTable of one game.
+    table: graph_lib.HashTable of one game.
     slot: int32 scalar, from `find`.
     key: uint32[2].
     node: int32 scalar.
 
   Returns:
-    The updated HashTable.
+    The updated graph_lib.HashTable.
   """
   size = table.entries.shape[0]
   index = jnp.where(slot >= 0, slot, size)  # out of bounds -> dropped
-  return HashTable(entries=table.entries.at[index].set(_entry(key, node), mode="drop"))
+  return graph_lib.HashTable(entries=table.entries.at[index].set(graph_lib.table_entry(key, node), mode="drop"))
 
 
-def insert(table: HashTable, key: chex.Array, node: chex.Array, max_probes: int):
+def insert(table: graph_lib.HashTable, key: chex.Array, node: chex.Array, max_probes: int):
   """Inserts `key -> node` unless the key is present.
 
   Args:
-    table: HashTable of one game.
+    table: graph_lib.HashTable of one game.
     key: uint32[2].
     node: int32 scalar, the node index to store.
     max_probes: the longest probe sequence inspected. Static.
 
   Returns:
-    (table, stored): the updated HashTable and a bool scalar, False when the
+    (table, stored): the updated graph_lib.HashTable and a bool scalar, False when the
     key was present or no free slot lay within `max_probes`.
   """
   found, free_slot = find(table, key, max_probes)

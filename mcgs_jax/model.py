@@ -22,7 +22,7 @@ from typing import Any, Callable
 import chex
 import jax.numpy as jnp
 
-from mcgs_jax import fusion
+from mcgs_jax import graph as graph_lib
 
 
 @chex.dataclass(frozen=True)
@@ -191,7 +191,7 @@ class EnvModel(Model):
     # softmax over it, the backup and the node write: computed once, not in
     # each of them. Where it is a stored field (this package's games, pgx's
     # own states) the state's legal mask reads the result too.
-    terminal = fusion.computed_once(child.terminated)
+    terminal = graph_lib.computed_once(child.terminated)
     if "terminated" in getattr(child, "__dataclass_fields__", {}):
       child = dataclasses.replace(child, terminated=terminal)
     mover = embedding.current_player

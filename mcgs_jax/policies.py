@@ -229,7 +229,7 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
     action = jnp.where(root_proven, proven_action, action)
     policy = jnp.where(root_proven[:, None],
                        jax.nn.one_hot(proven_action, policy.shape[-1]), policy)
-    root_value = jnp.where(root_proven, solver.exact_value(graph.solved[:, 0]), root_value)
+    root_value = jnp.where(root_proven, graph_lib.exact_value(graph.solved[:, 0]), root_value)
   return SearchOutput(
       action=action,
       action_weights=policy,

@@ -141,7 +141,7 @@ def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes
     table = hash_table.write(table, free_slot, key[i], i)  # EMPTY slot: no write
     return table, overflows + ((found < 0) & (free_slot < 0)).astype(jnp.int32)
 
-  return jax.lax.fori_loop(0, count, body, (hash_table.empty(table_size), jnp.int32(0)))
+  return jax.lax.fori_loop(0, count, body, (graph_lib.empty_table(table_size), jnp.int32(0)))
 
 
 def advance(graph: graph_lib.Graph, action: chex.Array,
@@ -273,8 +273,9 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
     legal = advanced.child[:, 0] != graph_lib.ILLEGAL
     noisy = policies.add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)
     advanced = advanced.replace(prior=advanced.prior.at[:, 0].set(noisy))
-  advanced = advanced.replace(root_gumbel=gumbel.draw_noise(
-      jax.random.fold_in(noise_rng, 1), advanced.child[:, 0] != graph_lib.ILLEGAL, config))
+  if config.root_policy == "gumbel":
+    advanced = advanced.replace(root_gumbel=gumbel.draw_noise(
+        jax.random.fold_in(noise_rng, 1), advanced.child[:, 0] != graph_lib.ILLEGAL, config))
 
   def select(reused, new):
     return jnp.where(kept.reshape(kept.shape + (1,) * (reused.ndim - 1)), reused, new)

@@ -121,7 +121,10 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   graph = jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
                              root.terminal, nan)
-  return graph.replace(root_gumbel=gumbel.draw_noise(jax.random.fold_in(rng, 2), legal, config))
+  if config.root_policy == "gumbel":
+    graph = graph.replace(root_gumbel=gumbel.draw_noise(jax.random.fold_in(rng, 2), legal,
+                                                        config))
+  return graph
 
 
 def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Model,

@@ -37,7 +37,6 @@ import jax.numpy as jnp
 
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
-from mcgs_jax import fusion
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
 from mcgs_jax import pruning
@@ -447,7 +446,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
       RUNNING).astype(jnp.int32)
   # Every output of the step follows from `kind`: one kernel computes it
   # with the transposition test's reads, instead of a copy in each consumer.
-  kind = fusion.computed_once(kind)
+  kind = graph_lib.computed_once(kind)
   descend = kind == RUNNING
   next_node = jnp.where(descend, safe_child, node)
   if tracks:

@@ -70,25 +70,11 @@ import jax.numpy as jnp
 
 from mcgs_jax import graph as graph_lib
 
-# Exact value of a proven node for its mover, indexed by the `solved` code.
-_EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, LOSS, DRAW
 _BIG = jnp.iinfo(jnp.int32).max
 # Up to this many actions, a node's children are read one scalar at a time:
 # XLA:CPU runs a small vector gather inside the search's loops several times
 # slower than the same number of scalar reads.
 _UNROLL_ACTIONS = 32
-
-
-def exact_value(solved: chex.Array) -> chex.Array:
-  """The value of a solved code for the player to move at the node.
-
-  Args:
-    solved: int32, UNKNOWN/WIN/LOSS/DRAW codes, any shape.
-
-  Returns:
-    f32 of that shape: +1 / -1 / 0 for WIN / LOSS / DRAW (0 for UNKNOWN).
-  """
-  return _EXACT_VALUE[solved]
 
 
 def pack(pessimistic, optimistic, end_in_ply):

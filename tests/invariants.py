@@ -3,7 +3,6 @@
 import numpy as np
 
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import hash_table
 
 
 def check_graph(g, b, config, legal_of=None):
@@ -71,7 +70,7 @@ def check_graph(g, b, config, legal_of=None):
   # Hash table: every indexed key sits at its node, keys are unique.
   if config.uses_table:
     nodes = g.table.nodes[b]
-    stored = nodes != hash_table.EMPTY
+    stored = nodes != graph_lib.EMPTY
     table_keys = g.table.stored_keys[b][stored]
     np.testing.assert_array_equal(table_keys, g.key[b][nodes[stored]])
     assert len({tuple(k) for k in table_keys}) == len(table_keys)

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 
 SIZE = 32
@@ -16,10 +17,10 @@ def reference_find(slots, key, home, max_probes):
   for i in range(min(max_probes, SIZE)):
     slot = (home + i) % SIZE
     if slots[slot] is None:
-      return hash_table.EMPTY, slot
+      return graph_lib.EMPTY, slot
     if slots[slot][0] == key:
-      return slots[slot][1], hash_table.EMPTY
-  return hash_table.EMPTY, hash_table.EMPTY
+      return slots[slot][1], graph_lib.EMPTY
+  return graph_lib.EMPTY, graph_lib.EMPTY
 
 
 def home_of(key):
@@ -34,15 +35,15 @@ def insert_all(keys, max_probes):
     return table, stored
 
   table, stored = jax.jit(lambda k: jax.lax.scan(
-      body, hash_table.empty(SIZE), (k, jnp.arange(k.shape[0], dtype=jnp.int32))))(
+      body, graph_lib.empty_table(SIZE), (k, jnp.arange(k.shape[0], dtype=jnp.int32))))(
           jnp.asarray(keys, jnp.uint32))
   slots = [None] * SIZE
   expected_stored = []
   for node, key in enumerate(map(tuple, keys)):
     found, free = reference_find(slots, key, home_of(key), max_probes)
-    if free != hash_table.EMPTY:
+    if free != graph_lib.EMPTY:
       slots[free] = (key, node)
-    expected_stored.append(free != hash_table.EMPTY)
+    expected_stored.append(free != graph_lib.EMPTY)
   return table, np.asarray(stored), slots, expected_stored
 
 
@@ -63,7 +64,7 @@ def test_insert_and_find_match_linear_probing(max_probes):
   keys = clustered_keys(rng, 26)
   table, stored, slots, expected_stored = insert_all(keys, max_probes)
   np.testing.assert_array_equal(stored, expected_stored)
-  expected_nodes = [hash_table.EMPTY if s is None else s[1] for s in slots]
+  expected_nodes = [graph_lib.EMPTY if s is None else s[1] for s in slots]
   np.testing.assert_array_equal(np.asarray(table.nodes), expected_nodes)
   if max_probes > hash_table.PROBE_GROUP:
     # Some key sits more than one trip away from its home slot.

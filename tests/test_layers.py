@@ -1,9 +1,15 @@
 """The import layers: no loop anywhere, experiments are leaves, mcgs_jax
-imports none of the other packages (function-local imports included)."""
+imports none of the other packages (function-local imports included); a
+default search runs the code of its own modules only, an enhancement's module
+only when the config turns it on."""
 
 import ast
 import collections
 import pathlib
+
+import pytest
+
+from tests import variants
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "experiments")
@@ -80,3 +86,53 @@ def test_the_checker_sees_a_loop():
   assert _cycle(collections.defaultdict(set, {"a": {"b"}, "b": set()})) is None
   # The real graph is not empty: the checker reads the code.
   assert len(_imports()["learning.loop"]) >= 5
+
+
+# The modules of `mcgs_jax` a default search (PUCT, mcgs backup, no solver,
+# no enhancement) runs code of while it is traced; an enhancement's module is
+# entered only where the config turns it on.
+DEFAULT_SEARCH_MODULES = {"search", "config", "selection", "expansion", "backup", "graph",
+                          "hash_table", "model", "policies"}
+ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solver=True),
+                       "pruning": dict(progressive_pruning="soft"), "rave": dict(rave=True),
+                       "depth_i": dict(depth_i=1), "leaves": dict(leaves_per_step=2),
+                       "expansion_policy": dict(expansion_policy="visits",
+                                                expansion_threshold=2.0)}
+
+
+def _entered(**fields) -> set[str]:
+  """The `mcgs_jax` modules whose code runs while jax traces one search."""
+  import functools  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  import envs  # pylint: disable=g-import-not-at-top
+  import mcgs_jax  # pylint: disable=g-import-not-at-top
+  env = envs.make("nim-piles:1,2")
+  search = functools.partial(mcgs_jax.search, env=env, eval_fn=envs.uniform_eval(env),
+                             config=mcgs_jax.SearchConfig(num_simulations=4, **fields))
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+  package = str(ROOT / "mcgs_jax") + "/"
+  entered = set()
+
+  def note(frame, event, unused_arg):   # Python calls only; no line events
+    if event == "call" and frame.f_code.co_filename.startswith(package):
+      entered.add(pathlib.Path(frame.f_code.co_filename).stem)
+
+  sys.settrace(note)
+  try:
+    jax.eval_shape(search, None, jax.random.PRNGKey(0), state)   # traced, not compiled
+  finally:
+    sys.settrace(None)
+  return entered
+
+
+def test_a_default_search_enters_only_its_own_modules():
+  assert _entered() == DEFAULT_SEARCH_MODULES
+
+
+@pytest.mark.parametrize("module", variants.slow_unless(list(ENHANCEMENT_MODULES),
+                                                       fast=["gumbel", "solver"]))
+def test_an_enhancement_is_entered_only_when_on(module):
+  entered = _entered(**ENHANCEMENT_MODULES[module])
+  assert module in entered, (module, sorted(entered))
+  assert module not in DEFAULT_SEARCH_MODULES

@@ -155,7 +155,7 @@ def test_advance_keeps_the_reachable_subgraph(backup):
         jax.tree.map(jnp.asarray, game(new.table, b)), new.key[b, :used], config.max_probes)
     found = np.asarray(found)
     if backup == "tree":
-      assert np.all(new.table.nodes[b] == hash_table.EMPTY)
+      assert np.all(new.table.nodes[b] == graph_lib.EMPTY)
     elif backup == "mcgs":
       np.testing.assert_array_equal(found, np.arange(used))
     else:

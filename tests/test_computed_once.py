@@ -1,18 +1,18 @@
-"""fusion.computed_once: exact codes, and one kernel holding the reads."""
+"""graph_lib.computed_once: exact codes, and one kernel holding the reads."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mcgs_jax import fusion
+from mcgs_jax import graph as graph_lib
 
 
 def test_computed_once_keeps_codes_exactly():
   codes = np.concatenate([np.arange(70_000), np.random.default_rng(2).integers(0, 1 << 22, 10_000),
                           [(1 << 22) - 1]]).astype(np.int32)
-  np.testing.assert_array_equal(jax.jit(fusion.computed_once)(jnp.asarray(codes)), codes)
+  np.testing.assert_array_equal(jax.jit(graph_lib.computed_once)(jnp.asarray(codes)), codes)
   flags = jnp.asarray([True, False, False, True])
-  once = fusion.computed_once(flags)
+  once = graph_lib.computed_once(flags)
   assert once.dtype == jnp.bool_
   np.testing.assert_array_equal(once, flags)
 
@@ -29,7 +29,7 @@ def test_computed_once_fuses_the_reads_into_one_kernel():
     rows = jnp.arange(table.shape[0])
     code = ((table[rows, index] > 0.5).astype(jnp.int32) +
             (table[rows, index + 1] > 0.2).astype(jnp.int32))
-    code = fusion.computed_once(code)
+    code = graph_lib.computed_once(code)
     return (jnp.where(code > 0, 1.0, 2.0)[:, None] * jnp.ones((1, 7)),
             jnp.where(code == 2, 5, 3)[:, None] + jnp.zeros((1, 5), jnp.int32))
 
