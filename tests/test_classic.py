@@ -54,6 +54,7 @@ def test_bad_classic_switches_are_refused(bad):
     mcgs_jax.SearchConfig(**bad)
 
 
+@pytest.mark.slow
 def test_amaf_arrays_exist_only_with_rave():
   plain = _search(mcgs_jax.SearchConfig(num_simulations=8))
   assert plain.graph.amaf_visits.shape == (2, 9, 0) and plain.graph.amaf_q.shape == (2, 9, 0)

@@ -16,6 +16,7 @@ def _mapping_count():
 
 
 
+@pytest.mark.slow
 def test_clearing_caches_releases_mappings():
   if not _mapping_count():
     pytest.skip("no /proc/self/maps on this platform")

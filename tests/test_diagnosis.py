@@ -3,6 +3,8 @@
 import os
 import shutil
 
+import pytest
+
 from experiments import diagnosis
 from learning import config as config_lib
 
@@ -38,6 +40,7 @@ def test_every_variant_is_a_valid_train_config():
   assert resmlp.root_policy == "gumbel" and resmlp.outcome_weight == 0.5
 
 
+@pytest.mark.slow
 def test_snapshot_curve_evaluates_every_snapshot_like_the_value_curve(tmp_path):
   import json  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top

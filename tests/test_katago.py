@@ -71,6 +71,7 @@ def test_katago_root_value_is_recomputed_from_its_children():
   assert np.abs(mcgs.root_value - out.root_value).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_katago_selection_reads_the_childs_current_value():
   """A child whose value moved through another parent changes its parents'
   Q at once, before they are backed up again."""

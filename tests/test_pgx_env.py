@@ -381,10 +381,10 @@ def _search_sanity(game_id, eval_fn=None):
   assert np.isfinite(np.asarray(out.root_value)).all()
 
 
-# Chess, Gardner chess, 19x19 go, hex and othello (6-19 s each): the slow suite.
+# Chess, Gardner chess, go, hex and othello (6-19 s each): the slow suite.
 @pytest.mark.parametrize("game_id", variants.slow_unless(
     FAST_SEARCH_GAMES, fast=[g for g in FAST_SEARCH_GAMES
-                             if g not in ("chess", "gardner_chess", "go_19x19", "hex", "othello")]))
+                             if g not in ("chess", "gardner_chess", "go_19x19", "go_9x9", "hex", "othello")]))
 def test_search_runs_on_every_game(game_id):
   _search_sanity(game_id)
 

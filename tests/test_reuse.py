@@ -165,7 +165,8 @@ def test_advance_keeps_the_reachable_subgraph(backup):
     assert new.num_parents.max() > 1   # the kept part is a DAG, not a tree
 
 
-@pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])
+@pytest.mark.parametrize("backup", variants.slow_unless(["mcgs", "tree", "tt_cache"],
+                                                        fast=["mcgs"]))
 def test_search_continues_from_the_advanced_graph(backup):
   config = make_config(backup)
   _, new, _ = advanced(backup)

@@ -49,10 +49,10 @@ def legal_checker(g, b, env):
   return legal_of
 
 
-# Nim's dense transpositions for the graph, Connect-4 for the tree.
+# Nim's dense transpositions for the graph; the others in make test-slow.
 @pytest.mark.parametrize("env,backup", variants.slow_unless(
     [(NIM, "mcgs"), (NIM, "tree"), (NIM, "tt_cache"), (C4, "mcgs"), (C4, "tree"), (C4, "tt_cache")],
-    fast=[(NIM, "mcgs"), (C4, "tree")]), ids=lambda v: getattr(v, "id", v))
+    fast=[(NIM, "mcgs")]), ids=lambda v: getattr(v, "id", v))
 def test_invariants_on_random_searches(env, backup):
   config = mcgs_jax.SearchConfig(num_simulations=96, backup=backup)
   eval_fn = RandomEval(env.num_actions)
@@ -139,7 +139,12 @@ def test_terminal_root_and_zero_simulations():
   np.testing.assert_allclose(np.asarray(out.action_weights), prior / prior.sum(-1, keepdims=True),
                              rtol=1e-6)
   np.testing.assert_array_equal(np.asarray(out.action), prior.argmax(-1))
-  # The same with an evaluation budget of one (the root's own evaluation).
+
+
+@pytest.mark.slow
+def test_an_evaluation_budget_of_one_is_the_root_prior():
+  """An evaluation budget of one (the root's own evaluation): no simulation,
+  the policy the root prior."""
   budget = search_jit(None, jax.random.PRNGKey(0), C4.init(jax.random.PRNGKey(0), 3), C4,
                       RandomEval(7), mcgs_jax.SearchConfig(num_simulations=8, max_nn_evals=1))
   assert int(np.asarray(budget.stats.simulations).sum()) == 0

@@ -111,6 +111,7 @@ def test_solver_proves_multi_pile_nim():
     assert int(out.root_end_in_ply[b]) == int(np.asarray(positions[b].piles).sum())
 
 
+@pytest.mark.slow
 def test_solver_proves_tictactoe():
   _, values = exhaustive.solve_game(TTT, TTT.init(jax.random.PRNGKey(0)))
   positions = _random_positions(TTT, plies=[2, 3, 4, 5], count=16, seed=1)
