@@ -20,7 +20,7 @@ import jax
 
 import envs
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from networks import MLP, MLPEval, init_params
 
@@ -44,7 +44,7 @@ def main(argv=None):
   for leaves in args.leaves:
     config = mcgs_jax.SearchConfig(num_simulations=args.sims, leaves_per_step=leaves)
     search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
-    _, out, times = benchlib.time_calls(lambda: search(params, jax.random.PRNGKey(1), state),
+    _, out, times = benchmarks.time_calls(lambda: search(params, jax.random.PRNGKey(1), state),
                                         args.repeats, budget_s=60.0)
     seconds = sorted(times)[len(times) // 2]
     rows.append(dict(leaves_per_step=leaves, sims=args.sims, seconds=round(seconds, 4),
@@ -54,8 +54,8 @@ def main(argv=None):
                      nn_evals=int(out.stats.nn_evals[0]), eval_rows=int(out.stats.eval_rows[0])))
   for r in rows:
     r["speedup"] = round(r["sims_per_s"] / rows[0]["sims_per_s"], 2)
-  print(benchlib.markdown_table(rows, FIELDS))
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  print(benchmarks.markdown_table(rows, FIELDS))
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

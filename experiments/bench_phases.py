@@ -36,7 +36,7 @@ import jax.numpy as jnp
 
 import envs
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
@@ -49,7 +49,7 @@ FIELDS = ("row", "backup", "batch", "sims", "median_ms", "per_step_ms", "vs_netw
 
 
 def _median_ms(fn, repeats, budget_s):
-  _, _, times = benchlib.time_calls(fn, repeats, budget_s)
+  _, _, times = benchmarks.time_calls(fn, repeats, budget_s)
   times = sorted(times)
   return 1000.0 * times[len(times) // 2] if times else float("nan")
 
@@ -222,8 +222,8 @@ def main(argv=None):
     r["per_step_ms"] = round(r["per_step_ms"], 3)
   print(f"MLP hidden {tuple(args.hidden)}, {jax.devices()[0].platform}; phase rows: ms per "
         "step; vs_network: x S over the network+env-only row")
-  print(benchlib.markdown_table(rows, FIELDS))
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  print(benchmarks.markdown_table(rows, FIELDS))
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

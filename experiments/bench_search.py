@@ -70,7 +70,7 @@ import pgx
 import envs
 import mcgs_jax
 from experiments import bench_phases
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from mcgs_jax import model as model_lib
 from mcgs_jax import selection
@@ -314,7 +314,7 @@ def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: An
   eval_fn = MLPEval(network) if eval_fn is None else eval_fn
   policy_fn = mctx.muzero_policy if policy == "muzero" else mctx.gumbel_muzero_policy
 
-  recurrent_fn = benchlib.mctx_recurrent_fn(env, eval_fn)
+  recurrent_fn = benchmarks.mctx_recurrent_fn(env, eval_fn)
 
   @jax.jit
   def search(params, rng, state):
@@ -408,7 +408,7 @@ def network_floor_ms(eval_fn: Any, params: Any, root: Any, num_steps: int,
 
 
 def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
-  """`benchlib.time_calls` that also records each timed call's process CPU
+  """`benchmarks.time_calls` that also records each timed call's process CPU
   time. Returns (warm-up s, output, wall s list, CPU s list)."""
   start = time.perf_counter()
   output = jax.block_until_ready(fn())
@@ -636,7 +636,7 @@ def main(argv=None):
   print()
   print(NOTE.format(network=described))
   print(f"\nTotal {time.perf_counter() - start:.0f} s. CSV: {args.csv}")
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  benchmarks.write_csv(args.csv, rows, FIELDS)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ Calls are chained: each call continues the games of the previous one
 compiles (its time less the median is the compile time), then
 `BURN_IN_CALLS` calls spread the games over the opening and middle game.
 The contestants are then timed in interleaved rounds (`--rounds`, each
-`benchlib.time_calls`: one untimed call, `--repeats` timed ones), so that
+`benchmarks.time_calls`: one untimed call, `--repeats` timed ones), so that
 load from other processes falls on all of them alike; s/call is the median
 of all timed calls. Positions/s = moves * B / s per call.
 
@@ -65,7 +65,7 @@ import pgx.experimental
 import envs
 import mcgs_jax
 import networks
-from experiments import benchlib
+from learning import benchmarks
 from learning import selfplay
 from learning import cli
 
@@ -115,7 +115,7 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
   env = pgx.make("connect_four")
   step = jax.vmap(pgx.experimental.auto_reset(env.step, env.init))
 
-  recurrent_fn = benchlib.mctx_recurrent_fn(env, eval_fn)
+  recurrent_fn = benchmarks.mctx_recurrent_fn(env, eval_fn)
 
   def move(params, state, rng):
     search_rng, step_rng = jax.random.split(rng)
@@ -151,7 +151,7 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int,
                 nodes_kept_per_move=0.0)
 
   state = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch_size))
-  return Contestant(play=benchlib.with_compiler_options(play, compiler_options), state=state,
+  return Contestant(play=benchmarks.with_compiler_options(play, compiler_options), state=state,
                     net_batches_per_move=sims + 1.0, metrics=metrics)
 
 
@@ -177,7 +177,7 @@ def ours_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int, ba
   """`selfplay.play` on our Connect-4 (compiled with `compiler_options`)."""
   env = envs.make("connect4")
   config = selfplay_config(backup, reuse, sims, gumbel)
-  jitted = benchlib.with_compiler_options(
+  jitted = benchmarks.with_compiler_options(
       jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
                                 num_moves=num_moves)), compiler_options)
 
@@ -241,14 +241,14 @@ class Runner:
 
   def compile(self):
     """The first call (compile + run), then the burn-in calls."""
-    self.compile_s, _, _ = benchlib.time_calls(self, 0, math.inf)
+    self.compile_s, _, _ = benchmarks.time_calls(self, 0, math.inf)
     for _ in range(BURN_IN_CALLS):
       jax.block_until_ready(self())
     self.stats.clear()
 
   def time_round(self, repeats, budget_s):
-    """One round: an untimed call (benchlib's warm-up), then `repeats` timed."""
-    _, _, times = benchlib.time_calls(self, repeats, budget_s)
+    """One round: an untimed call (benchmarks's warm-up), then `repeats` timed."""
+    _, _, times = benchmarks.time_calls(self, repeats, budget_s)
     self.times += times
 
 
@@ -428,7 +428,7 @@ def profile_rows(eval_fn, params, args) -> list[dict]:
   times = {name: [] for name, _, _ in pieces}
   for _ in range(args.rounds):
     for name, _, fn in pieces:
-      times[name] += benchlib.time_calls(fn, args.repeats, args.max_seconds / args.rounds)[2]
+      times[name] += benchmarks.time_calls(fn, args.repeats, args.max_seconds / args.rounds)[2]
   rows = []
   for name, moves_per_piece, _ in pieces:
     ms = 1e3 * statistics.median(times[name]) if times[name] else math.nan
@@ -457,7 +457,7 @@ def format_table(rows: list[dict]) -> str:
       "TT hits/move": _fmt(r["transposition_hits_per_move"], ".1f"),
       "nodes kept/move": _fmt(r["nodes_kept_per_move"], ".1f"),
       "repeats": r["repeats"], "status": r["status"]} for r in rows]
-  return benchlib.markdown_table(table, list(table[0]))
+  return benchmarks.markdown_table(table, list(table[0]))
 
 
 def format_profile(rows: list[dict]) -> str:
@@ -465,7 +465,7 @@ def format_profile(rows: list[dict]) -> str:
             "min ms": _fmt(r["min_ms"], ".2f"),
             "ms per move": _fmt(r["per_move_ms"], ".2f"),
             "share of a move": _fmt(r["share_of_move"], ".0%")} for r in rows]
-  return benchlib.markdown_table(table, list(table[0]))
+  return benchmarks.markdown_table(table, list(table[0]))
 
 
 NOTE = """\
@@ -527,7 +527,7 @@ def main(argv=None):
   print(format_table(rows))
   print()
   print(NOTE)
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   if args.profile:
     print(f"\nPieces of one move of our loop ({args.profile_loop}), medians:", flush=True)
     pieces = profile_rows(eval_fn, params, args)
@@ -541,7 +541,7 @@ def main(argv=None):
       print(f"One move of the {args.profile_loop} loop: {move_ms[0]:.1f} ms")
     print(format_profile(pieces))
     profile_csv = args.csv.replace(".csv", "_profile.csv")
-    benchlib.write_csv(profile_csv, pieces, PROFILE_FIELDS)
+    benchmarks.write_csv(profile_csv, pieces, PROFILE_FIELDS)
     print(f"Profile CSV: {profile_csv}")
   print(f"\nTotal {time.perf_counter() - start:.0f} s. CSV: {args.csv}")
 

@@ -18,7 +18,7 @@ import sys
 import time
 
 from envs import connect4_solver
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from envs import pons
 
@@ -95,7 +95,7 @@ def main(argv=None):
           flush=True)
 
   if args.csv:
-    benchlib.write_csv(args.csv, results, FIELDS)
+    benchmarks.write_csv(args.csv, results, FIELDS)
     print(f"wrote {args.csv}")
 
 

@@ -23,7 +23,7 @@ import jax
 import envs
 import mcgs_jax
 from envs import connect4
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 
 # Middle-game positions (Pons' notation, 10-14 plies), none proven in 1000
@@ -82,7 +82,7 @@ def main(argv=None):
   print(f"{'all':<14} {total['plain']:>9.2f} {total['solver']:>10.2f} {total['bounds']:>10.2f} "
         f"{total['solver'] / total['plain']:>6.2f} {total['bounds'] / total['plain']:>6.2f}")
   if args.csv:
-    benchlib.write_csv(args.csv, rows, FIELDS)
+    benchmarks.write_csv(args.csv, rows, FIELDS)
     print(f"wrote {args.csv}")
 
 

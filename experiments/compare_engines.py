@@ -42,7 +42,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from experiments import bench_phases
-from experiments import benchlib
+from learning import benchmarks
 from experiments import bench_solver_cost
 from learning import cli
 
@@ -98,7 +98,7 @@ def paired_ratio(numerator: list, denominator: list) -> str:
 
 def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect4",
            evals=None):
-  env, state, params, eval_fn = benchlib.profiled_game(game, batch)
+  env, state, params, eval_fn = benchmarks.profiled_game(game, batch)
   rng = jax.random.PRNGKey(1)
   only = jax.jit(functools.partial(bench_phases.network_only, env=env, eval_fn=eval_fn,
                                    num_steps=sims))
@@ -106,12 +106,12 @@ def phases(engines, batch, sims, rounds, backups=("mcgs", "tree"), game="connect
   for backup in backups:
     for name, engine in engines.items():
       config = engine.SearchConfig(num_simulations=sims, backup=backup,
-                                   **benchlib.evaluation_budget(evals))
+                                   **benchmarks.evaluation_budget(evals))
       search = jax.jit(functools.partial(engine.search, env=env, eval_fn=eval_fn, config=config))
       calls[f"search {backup} ({name})"] = functools.partial(search, params, rng, state)
   times = cpu_times(calls, rounds)
   floor = times["network+env only"]
-  print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {benchlib.evaluator_name(game)}, "
+  print(f"{game}, B={batch}, S={sims}, max_nn_evals={evals}, {benchmarks.evaluator_name(game)}, "
         f"{rounds} rounds, CPU ms; ratios: medians of the rounds' paired ratios")
   print("| row | CPU ms | vs network |\n|---|---|---|")
   for row, value in times.items():

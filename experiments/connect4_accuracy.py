@@ -52,7 +52,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from envs import pons
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
@@ -303,7 +303,7 @@ def main(argv=None):
         print(format_table([row]).splitlines()[-1], flush=True)
   print()
   print(format_table(rows))
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

@@ -19,7 +19,7 @@ Sections (Connect-4 from the empty board throughout):
                `mctx.gumbel_muzero_policy` on pgx's `connect_four`, with the
                MLP of bench_search and a ResNet 6x64, over a B x S grid
                (bench_search's contestants). Each cell is compiled ahead of
-               time (`benchlib.compile_and_time`), then timed (median).
+               time (`benchmarks.compile_and_time`), then timed (median).
   2. selfplay  positions per second of `learning.selfplay.play` (mcgs / tree,
                PUCT / Gumbel, graph reuse on / off) against the pgx-style mctx
                loops: bench_selfplay's contestants, timed by its `bench_rows`.
@@ -85,7 +85,7 @@ import networks
 from experiments import bench_phases
 from experiments import bench_search
 from experiments import bench_selfplay
-from experiments import benchlib
+from learning import benchmarks
 from learning import config as config_lib
 from learning import example as example_lib
 from learning import trainer
@@ -501,7 +501,7 @@ def search_cell(name: str, net: ReportNetwork, batch: int, sims: int, repeats: i
              state_bytes_per_game=math.nan, xla_temp_bytes=math.nan,
              xla_output_bytes=math.nan)
   contestant = search_contestant(name, net, batch, sims)
-  timing = benchlib.compile_and_time(contestant.search,
+  timing = benchmarks.compile_and_time(contestant.search,
                                      (net.params, jax.random.key(0), contestant.root),
                                      repeats, budget_s)
   row.update(compile_s=timing.compile_s, warmup_s=timing.compile_s + timing.first_call_s)
@@ -900,7 +900,7 @@ def phases_section(plan: Plan, seed: int, budget_s: float,
   params = init_params(network, jax.random.PRNGKey(seed), state.observation)
   only = jax.jit(functools.partial(bench_phases.network_only, env=env,
                                    eval_fn=MLPEval(network), num_steps=sims))
-  _, _, times = benchlib.time_calls(lambda: only(params, state), plan.repeats,
+  _, _, times = benchmarks.time_calls(lambda: only(params, state), plan.repeats,
                                     plan.max_seconds)
   network_ms = 1e3 * statistics.median(times) if times else math.nan
   rows = [dict(row="network+env only", backup="-", median_ms=network_ms,
@@ -988,7 +988,7 @@ def training_section(plan: Plan, net: ReportNetwork,
     cell_start = clock()
     examples, weights = synthetic_examples(jax.random.key(batch), batch)
     try:
-      timing = benchlib.compile_and_time(update, (net.params, opt_state, examples, weights),
+      timing = benchmarks.compile_and_time(update, (net.params, opt_state, examples, weights),
                                          plan.repeats, left)
     except Exception as error:  # pylint: disable=broad-except
       skipped.append(_skip("training", cell, _failure(error)))
@@ -1047,7 +1047,7 @@ def xla_search_rows(plan: Plan, net: ReportNetwork, batch: int, sims: int, name:
     if round_index and clock() > deadline:
       break
     for variant, fn in compiled.items():
-      jax.block_until_ready(fn(*args))   # untimed, as benchlib.time_calls
+      jax.block_until_ready(fn(*args))   # untimed, as benchmarks.time_calls
       for _ in range(plan.repeats):
         begin = time.perf_counter()
         jax.block_until_ready(fn(*args))
@@ -1157,7 +1157,7 @@ def xla_section(plan: Plan, nets: Mapping[str, ReportNetwork], seed: int, budget
 
 
 def kernel_row(row: str, variant: str, batch: int, sims: int, steps: int,
-               events: benchlib.DeviceEvents) -> dict:
+               events: benchmarks.DeviceEvents) -> dict:
   """A row of `KERNEL_FIELDS` from one traced call of `steps` steps."""
   known = events.planes > 0
   per_step = lambda n: n / steps if known else math.nan
@@ -1205,7 +1205,7 @@ def kernels_section(plan: Plan, nets: Mapping[str, ReportNetwork], budget_s: flo
       skipped.append(_skip("kernels", cell, "the section's budget was spent"))
       return
     try:
-      events = benchlib.trace_device_events(fn, args, os.path.join(trace_dir, str(next(count))))
+      events = benchmarks.trace_device_events(fn, args, os.path.join(trace_dir, str(next(count))))
     except Exception as error:  # pylint: disable=broad-except
       skipped.append(_skip("kernels", cell, _failure(error)))
       return
@@ -1222,7 +1222,7 @@ def kernels_section(plan: Plan, nets: Mapping[str, ReportNetwork], budget_s: flo
       if variant == "default" and cached:
         search = cached[1]
       else:
-        search = benchlib.with_compiler_options(contestant.search, XLA_VARIANTS[variant])
+        search = benchmarks.with_compiler_options(contestant.search, XLA_VARIANTS[variant])
       trace(f"search {name}", variant, sims, search, args)
   env = envs.make("connect4")
   state = env.init(jax.random.PRNGKey(0), batch_size=batch)
@@ -1258,7 +1258,7 @@ def _table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str
     return "(no rows)"
   table = [{header: _fmt(r.get(field, math.nan), spec) for header, field, spec in columns}
            for r in rows]
-  return benchlib.markdown_table(table, [header for header, _, _ in columns])
+  return benchmarks.markdown_table(table, [header for header, _, _ in columns])
 
 
 SEARCH_COLUMNS = (("network", "network", ""), ("B", "batch", "d"), ("S", "sims", "d"),
@@ -1441,7 +1441,7 @@ def write_report(paths: Mapping[str, str], markdown: str, results: Mapping[str, 
   selfplay_fields = tuple(bench_selfplay.FIELDS) + ("group", "ratio_vs_matching_mctx")
   for section in SECTIONS:
     fields = selfplay_fields if section == "selfplay" else SECTION_FIELDS[section]
-    benchlib.write_csv(paths[section], results.get(section, []), fields)
+    benchmarks.write_csv(paths[section], results.get(section, []), fields)
 
 
 def header_lines(title: str, argv: Sequence[str], plan: Plan, budget_scale: float,

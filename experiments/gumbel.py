@@ -26,7 +26,7 @@ import jax
 
 import envs
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from experiments import connect4_accuracy as accuracy
 from experiments import train
 from learning import cli
@@ -95,7 +95,7 @@ def main(argv=None):
   print(f"evaluator: {args.evaluator}; gumbel_scale {args.gumbel_scale}, "
         f"max_considered_actions {args.max_considered}")
   print(accuracy.format_table(rows))
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

@@ -80,7 +80,7 @@ from envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-po
 from envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import benchlib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import benchmarks  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -560,7 +560,7 @@ def memory(setting: Setting, modes, simulations_list, seed: int = 0) -> list[dic
                        bytes_allocated=allocated,
                        transposition_hits=round(stats["transposition_hits"], 1),
                        tt_cache_hits=round(stats["tt_cache_hits"], 1)))
-      print(benchlib.markdown_table([rows[-1]], MEMORY_FIELDS).splitlines()[-1], flush=True)
+      print(benchmarks.markdown_table([rows[-1]], MEMORY_FIELDS).splitlines()[-1], flush=True)
   return rows
 
 
@@ -585,7 +585,7 @@ def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int =
         rows.append(dict(set=set_name, network=network, search=mode, budget=budget,
                          ms_per_move=round(seconds * 1e3, 3), nodes=round(nodes, 1),
                          **connect4_accuracy.score_moves(positions, moves)))
-        print(benchlib.markdown_table([rows[-1]], ACCURACY_FIELDS).splitlines()[-1], flush=True)
+        print(benchmarks.markdown_table([rows[-1]], ACCURACY_FIELDS).splitlines()[-1], flush=True)
   return rows
 
 
@@ -643,7 +643,7 @@ def write_plots(out: str, docs: str | None) -> list[str]:
       written.append(plot_elo(mine, "b_ms_per_move", f"ms per move ({REFERENCE}'s, measured)",
                               os.path.join(target, stem + ".png"),
                               f"{env_id}, {network}: equal time"))
-    benchlib.write_csv(os.path.join(target, stem + ".csv"), mine, MATCH_FIELDS)
+    benchmarks.write_csv(os.path.join(target, stem + ".csv"), mine, MATCH_FIELDS)
     written.append(os.path.join(target, stem + ".csv"))
   return written
 
@@ -740,16 +740,16 @@ def main(argv=None):
                      args.budgets, args.seed)
     for path in [os.path.join(out, "memory.csv")] + (
         [os.path.join(args.docs, "memory.csv")] if args.docs else []):
-      benchlib.write_csv(path, rows, MEMORY_FIELDS)
-    print(benchlib.markdown_table(rows, MEMORY_FIELDS))
+      benchmarks.write_csv(path, rows, MEMORY_FIELDS)
+    print(benchmarks.markdown_table(rows, MEMORY_FIELDS))
   elif args.part == "accuracy":
     rows = accuracy(args.network, args.modes, args.budgets, args.sets, args.limit,
                     seed=args.seed)
     name = f"accuracy_{args.network}.csv"
     for path in [os.path.join(out, name)] + (
         [os.path.join(args.docs, name)] if args.docs else []):
-      benchlib.write_csv(path, rows, ACCURACY_FIELDS)
-    print(benchlib.markdown_table(rows, ACCURACY_FIELDS))
+      benchmarks.write_csv(path, rows, ACCURACY_FIELDS)
+    print(benchmarks.markdown_table(rows, ACCURACY_FIELDS))
   if args.part in ("evals", "time", "ablation", "nim", "plots"):
     for path in write_plots(out, args.docs):
       print(path)

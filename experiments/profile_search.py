@@ -34,7 +34,7 @@ import tempfile
 import jax
 
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 
 PHASES = ("descend/select", "descend/transition", "descend/lookup", "evaluate")
@@ -89,10 +89,10 @@ def profile(backup: str, batch: int, sims: int, repeats: int, game: str = "conne
     One dict per phase: backup, batch, sims, phase, kernel_ms,
     launches_per_sim, share.
   """
-  env, state, params, eval_fn = benchlib.profiled_game(game, batch)
+  env, state, params, eval_fn = benchmarks.profiled_game(game, batch)
   rng = jax.random.PRNGKey(1)
   config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup,
-                                 **benchlib.evaluation_budget(evals))
+                                 **benchmarks.evaluation_budget(evals))
   search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
   phases = kernel_phases(search.lower(params, rng, state).compile().as_text())
   jax.block_until_ready(search(params, rng, state))
@@ -130,7 +130,7 @@ def main(argv=None):
   for backup in args.backup:
     rows += profile(backup, args.batch, args.sims, args.repeats, args.game, args.evals)
   print(f"{args.game}, B={args.batch}, S={args.sims}, max_nn_evals={args.evals}, "
-        f"{benchlib.evaluator_name(args.game)}, "
+        f"{benchmarks.evaluator_name(args.game)}, "
         f"{args.repeats} searches traced, {jax.devices()[0].platform}")
   print("| backup | phase | kernel ms per search | launches per simulation | share |")
   print("|---|---|---|---|---|")

@@ -23,7 +23,7 @@ import jax
 
 import envs
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 
 STATIC = ("env", "eval_fn", "config")
@@ -103,7 +103,7 @@ def main(argv=None):
       state = env.step(state, out.action)
       graph = reroot(None, reroot_rng, out.graph, out.action, state, env, eval_fn, config)
     times.append(f"{mode} {time.perf_counter() - start:.0f} s")
-  benchlib.write_csv(args.csv, rows, list(rows[0]))
+  benchmarks.write_csv(args.csv, rows, list(rows[0]))
   print(f"\n{', '.join(times)} (compilation included); wrote {args.csv}")
 
 

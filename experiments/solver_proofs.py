@@ -19,7 +19,7 @@ import numpy as np
 import envs
 import mcgs_jax
 from envs import connect4
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from envs import pons
 from mcgs_jax import graph as graph_lib
@@ -72,8 +72,8 @@ def main(argv=None):
   parser.add_argument("--csv", default="results/solver_proofs.csv")
   args = parser.parse_args(argv)
   rows = [check(s, n, args.limit, args.batch) for s in args.sets for n in args.sims]
-  print(benchlib.markdown_table(rows, FIELDS))
-  benchlib.write_csv(args.csv, rows, FIELDS)
+  print(benchmarks.markdown_table(rows, FIELDS))
+  benchmarks.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

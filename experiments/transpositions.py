@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 import envs
 import mcgs_jax
-from experiments import benchlib
+from learning import benchmarks
 from learning import cli
 from envs import pons
 from networks import MLP, MLPEval, init_params
@@ -77,7 +77,7 @@ def main(argv=None):
       print(f"| {game} | {evaluator} | {mode} | {row['nodes']:.0f} | {row['nn_evals']:.0f} | "
             f"{row['links']:.0f} | {row['corrections']:.0f} | {row['nodes_vs_tree']:.0%} | "
             f"{row['evals_vs_tree']:.0%} |", flush=True)
-  benchlib.write_csv(args.csv, rows, list(rows[0]))
+  benchmarks.write_csv(args.csv, rows, list(rows[0]))
   print(f"\nwrote {args.csv}")
 
 

@@ -49,10 +49,11 @@ def test_profile_search_attributes_kernels_to_phases():
 
 @pytest.mark.slow
 def test_profile_search_on_nim_with_an_evaluation_budget():
-  from experiments import benchlib, profile_search
-  assert benchlib.evaluation_budget(8) == dict(max_nn_evals=8, max_nodes=9)
-  assert benchlib.evaluation_budget(None) == dict(max_nn_evals=None, max_nodes=None)
-  env, state, params, eval_fn = benchlib.profiled_game("nim", 2)
+  from experiments import profile_search
+  from learning import benchmarks
+  assert benchmarks.evaluation_budget(8) == dict(max_nn_evals=8, max_nodes=9)
+  assert benchmarks.evaluation_budget(None) == dict(max_nn_evals=None, max_nodes=None)
+  env, state, params, eval_fn = benchmarks.profiled_game("nim", 2)
   assert params is None and state.observation.shape[0] == 2 and env.id == "nim-piles:1,3,5,7"
   rows = profile_search.profile("katago", batch=2, sims=8, repeats=1, game="nim", evals=4)
   phases = {row["phase"] for row in rows}

@@ -99,7 +99,7 @@ def test_kernel_rows_say_a_cpu_has_no_accelerator_plane(report):
 
 def test_device_events_are_counted_on_stream_lines_only():
   import jax  # pylint: disable=g-import-not-at-top
-  from experiments import benchlib  # pylint: disable=g-import-not-at-top
+  from learning import benchmarks  # pylint: disable=g-import-not-at-top
   text = """
   planes {
     name: "/device:GPU:0"
@@ -116,8 +116,8 @@ def test_device_events_are_counted_on_stream_lines_only():
   planes { name: "/host:CPU" lines { name: "python" events { metadata_id: 1 duration_ps: 5 } }
            event_metadata { key: 1 value { id: 1 name: "f" } } }
   """
-  events = benchlib.count_device_events(jax.profiler.ProfileData.from_text_proto(text))
-  assert events == benchlib.DeviceEvents(kernels=2, copies=1, sets=1, device_ms=0.0055,
+  events = benchmarks.count_device_events(jax.profiler.ProfileData.from_text_proto(text))
+  assert events == benchmarks.DeviceEvents(kernels=2, copies=1, sets=1, device_ms=0.0055,
                                          planes=1)
 
 

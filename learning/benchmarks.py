@@ -1,4 +1,5 @@
-"""Shared benchmark helpers: timing with a compile warm-up, CSV output."""
+"""What the benchmark commands share: timing with a compile warm-up, CSV and
+markdown output, mctx's recurrent_fn over an env, device-event counts."""
 
 import csv
 import dataclasses
@@ -19,6 +20,11 @@ from networks import MLP, MLPEval, init_params
 def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
   """Calls `fn` once to compile it (the warm-up, kept out of the median), then
   times up to `repeats` calls, stopping early once they have used `budget_s`.
+
+  Args:
+    fn: the call to time, no arguments.
+    repeats: timed calls at most.
+    budget_s: the timed calls stop once they have used this long.
 
   Returns:
     (warm-up seconds, the warm-up's output, list of timed seconds); the list
@@ -108,7 +114,13 @@ def with_compiler_options(jitted: Any, compiler_options: dict | None) -> Callabl
 
 
 def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
-  """Writes `rows` (dicts with `fields`) to `path`, creating its folder."""
+  """Writes `rows` to `path` as CSV, creating its folder.
+
+  Args:
+    path: the CSV file.
+    rows: dicts with (at least) `fields`.
+    fields: the columns, in order.
+  """
   os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
   with open(path, "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=list(fields))
@@ -117,7 +129,15 @@ def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
 
 
 def markdown_table(rows: list[dict], fields: Sequence[str]) -> str:
-  """`rows` as a Markdown table with one column per field."""
+  """`rows` as a Markdown table with one column per field.
+
+  Args:
+    rows: dicts with (at least) `fields`.
+    fields: the columns, in order.
+
+  Returns:
+    The table's text.
+  """
   lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
   lines += ["| " + " | ".join(str(r[f]) for f in fields) + " |" for r in rows]
   return "\n".join(lines)
@@ -127,7 +147,15 @@ def mctx_recurrent_fn(env, eval_fn):
   """mctx's `recurrent_fn` with `env` (pgx's `connect_four`, or any env with
   its fields) as the model and `eval_fn` as the network, as in pgx's
   AlphaZero example: illegal moves masked, the mover's reward, discount -1
-  (0 once the game ended)."""
+  (0 once the game ended).
+
+  Args:
+    env: the env (pgx state fields).
+    eval_fn: `(params, rng, state [B]) -> (logits [B, A], value [B])`.
+
+  Returns:
+    `recurrent_fn(params, rng, action [B], state [B]) -> (RecurrentFnOutput, state)`.
+  """
   def recurrent_fn(params, rng, action, state):
     del rng
     mover = state.current_player
@@ -165,13 +193,26 @@ def profiled_game(game: str, batch: int):
 
 
 def evaluator_name(game: str) -> str:
-  """How `profiled_game` evaluates `game`, for table headers."""
+  """How `profiled_game` evaluates `game`, for table headers.
+
+  Args:
+    game: as in `profiled_game`.
+
+  Returns:
+    e.g. "MLP(128, 128)".
+  """
   return "MLP(128, 128)" if game == "connect4" else "noisy evaluator"
 
 
 def evaluation_budget(evals: int | None) -> dict:
-  """`SearchConfig` switches of a search of at most `evals` evaluations
-  (None: no budget): `max_nn_evals`, and the node capacity it can fill."""
+  """`SearchConfig` switches of a search of at most `evals` evaluations.
+
+  Args:
+    evals: the evaluations; None: no budget.
+
+  Returns:
+    dict with `max_nn_evals` and the node capacity it can fill (`max_nodes`).
+  """
   return dict(max_nn_evals=evals, max_nodes=None if evals is None else evals + 1)
 
 
