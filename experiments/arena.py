@@ -28,7 +28,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -82,7 +81,7 @@ def main(argv=None):
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
 
-  env, eval_fn, params = train.load_agent(args.run)
+  env, eval_fn, params = checkpoint.load_agent(args.run)
   config = checkpoint.load_config(args.run)
   search_config = config.search_config(args.simulations, noise=False)
   available = evaluation.snapshot_iterations(args.run)

@@ -15,7 +15,7 @@ import jax
 import envs
 import mcgs_jax
 from experiments import play
-from experiments import train
+from learning import checkpoint
 from learning import cli
 
 
@@ -59,14 +59,14 @@ def main(argv=None):
   eval_saving = 1 - int(graph.nn_evals[0]) / int(tree.nn_evals[0])
   print(f"\nMCGS stored {node_saving:.0%} fewer nodes and needed {eval_saving:.0%} fewer "
         "network evaluations than the tree, at the same simulation budget.")
-  if os.path.exists(os.path.join(play.DEFAULT_AGENT, train.AGENT)):
+  if os.path.exists(os.path.join(play.DEFAULT_AGENT, checkpoint.AGENT)):
     show_trained_agent(args.moves, args.seed)
 
 
 def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int = 200):
   """The shipped Connect-4 network (networks/pretrained/connect4) plays both
   sides for a few moves with a 200-simulation MCGS."""
-  env, eval_fn, params = train.load_agent(play.DEFAULT_AGENT)
+  env, eval_fn, params = checkpoint.load_agent(play.DEFAULT_AGENT)
   config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=2 * (simulations + 1),
                                  check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))

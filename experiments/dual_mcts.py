@@ -52,7 +52,6 @@ from learning import elo
 from learning import ground_truth
 from learning import loop
 from mcgs_jax import dual
-from experiments import train
 from learning import cli
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
@@ -190,7 +189,7 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, pla
   directory = cell_dir(out, game, algo, backup, seed)
   os.makedirs(os.path.join(directory, "snapshots"), exist_ok=True)
   config = cell_config(game, algo, backup, seed, channels)
-  run = train.Run(os.path.join(directory, "train"), config)
+  run = loop.Run(os.path.join(directory, "train"), config)
   try:
     env, eval_fn = run.env, run.eval_fn
     search_config = config.search_config(noise=False)
@@ -335,8 +334,8 @@ def bench_search(game: str, backup: str, batch: int, channels: int, rounds: int 
   search_fns = {}
   for algo in ALGOS:
     config = cell_config(game, algo, backup, 0, channels)
-    env, network, eval_fn = train.build_network(config)
-    variables = train.init_variables(network, env, jax.random.PRNGKey(0))
+    env, network, eval_fn = checkpoint.build_network(config)
+    variables = checkpoint.init_variables(network, env, jax.random.PRNGKey(0))
     agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
                                config=config.search_config(noise=False))
     states = env.init(jax.random.PRNGKey(1), batch_size=batch)

@@ -17,7 +17,6 @@ default (`--gumbel-scale 0`, mctx's advice for evaluating perfect-information
 games), so every row is deterministic given the evaluator.
 """
 
-import argparse
 import functools
 import os
 import sys
@@ -28,7 +27,7 @@ import envs
 import mcgs_jax
 from learning import benchmarks
 from experiments import connect4_accuracy as accuracy
-from experiments import train
+from learning import checkpoint
 from learning import cli
 
 AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -51,7 +50,7 @@ def search_config(search: str, sims: int, max_considered: int,
 def evaluator(name: str):
   """(env, eval_fn, params) of the shipped network or of random rollouts."""
   if name == "network":
-    return train.load_agent(AGENT)
+    return checkpoint.load_agent(AGENT)
   env = envs.make("connect4")
   return env, envs.rollout_eval(env), None
 

@@ -83,7 +83,6 @@ from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-positio
 from learning import benchmarks  # pylint: disable=g-import-not-at-top,wrong-import-position
 from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import train  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -168,7 +167,7 @@ def load_network(name: str):
   or `weak` (that run's snapshot at WEAK_ITERATION)."""
   if name not in NETWORKS:
     raise ValueError(f"network must be one of {sorted(NETWORKS)}, got {name!r}")
-  env, eval_fn, params = train.load_agent(NETWORKS[name])
+  env, eval_fn, params = checkpoint.load_agent(NETWORKS[name])
   if name == "weak":
     params = checkpoint.read_variables(evaluation.snapshot_path(RUN, WEAK_ITERATION), params)
   return env, eval_fn, params

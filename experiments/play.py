@@ -18,7 +18,7 @@ import numpy as np
 
 import envs
 import mcgs_jax
-from experiments import train
+from learning import checkpoint
 from learning import cli
 
 DEFAULT_AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -62,7 +62,7 @@ def main(argv=None, read=input):
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
 
-  env, eval_fn, params = train.load_agent(args.agent)
+  env, eval_fn, params = checkpoint.load_agent(args.agent)
   config = mcgs_jax.SearchConfig(num_simulations=args.simulations,
                                  max_nodes=2 * (args.simulations + 1), check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))

@@ -41,13 +41,9 @@ from learning import checkpoint as checkpoint_lib
 from learning import cli
 from learning import config as config_lib
 from learning import ground_truth
+from learning import loop
 from learning import plots
 from mcgs_jax import config as search_config_lib
-# The loop lives in `learning.loop`, agents beside the checkpoints; these
-# names stay here for scripts written against them.
-from learning.checkpoint import AGENT, CONFIG, build_network, init_variables, load_agent  # noqa: F401
-from learning.loop import METRICS, CheckpointFallbackWarning, Run, compile_seconds  # noqa: F401
-from learning.loop import write_metrics  # noqa: F401
 
 
 def _saved_config(out: str, saved_path: str) -> config_lib.TrainConfig | None:
@@ -74,7 +70,7 @@ def _saved_config(out: str, saved_path: str) -> config_lib.TrainConfig | None:
 
 def resolve_config(args) -> config_lib.TrainConfig:
   """Saved config (resume), else env defaults + config file + options."""
-  saved_path = os.path.join(args.out, CONFIG)
+  saved_path = os.path.join(args.out, checkpoint_lib.CONFIG)
   options = {name: getattr(args, name)
              for name in ("env", "search", "simulations", "games", "root_policy")
              if getattr(args, name) is not None}
@@ -174,7 +170,7 @@ def _terminate_as_interrupt():
 def _last_iteration(directory: str) -> int:
   """The newest iteration in DIR/metrics.csv (0 without one)."""
   try:
-    with open(os.path.join(directory, METRICS), newline="") as f:
+    with open(os.path.join(directory, loop.METRICS), newline="") as f:
       return max((int(row["iteration"]) for row in csv.DictReader(f)), default=0)
   except (OSError, ValueError, KeyError):
     return 0
@@ -299,8 +295,8 @@ def train(args) -> None:
     args.iterations = config_lib.default_iterations(config.env)
   with warnings.catch_warnings():
     # Said once below, one line each, instead of a warning with its source.
-    warnings.simplefilter("ignore", CheckpointFallbackWarning)
-    run = Run(args.out, config, tensorboard=args.tensorboard)
+    warnings.simplefilter("ignore", loop.CheckpointFallbackWarning)
+    run = loop.Run(args.out, config, tensorboard=args.tensorboard)
   for note in run.notes:
     print(f"warning: {note}; resuming from iteration {int(run.state['iteration'])}",
           file=sys.stderr)

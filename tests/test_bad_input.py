@@ -11,7 +11,7 @@ import pytest
 
 import envs
 import mcgs_jax
-from experiments import train
+from learning import loop
 from learning import cli
 from learning import config as config_lib
 from tests.fake_evals import HashEval, NaNEval
@@ -79,7 +79,7 @@ def test_trainer_stops_on_a_nan_network(tmp_path):
       replay_capacity=64, network_kwargs={"hidden_sizes": [8]})
   assert config.search_config().check_evaluator
   assert config.search_config(noise=False).check_evaluator
-  run = train.Run(str(tmp_path), config)
+  run = loop.Run(str(tmp_path), config)
   try:
     variables = run.state["variables"]
     run.state = dict(run.state, variables=jax.tree.map(lambda x: x * jnp.nan, variables))

@@ -44,17 +44,16 @@ def test_every_variant_is_a_valid_train_config():
 def test_snapshot_curve_evaluates_every_snapshot_like_the_value_curve(tmp_path):
   import json  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top
-  from experiments import train  # pylint: disable=g-import-not-at-top
   from learning import checkpoint  # pylint: disable=g-import-not-at-top
   from learning import evaluation  # pylint: disable=g-import-not-at-top
   config = config_lib.replace(config_lib.default_config("connect4"),
                               network_kwargs={"num_layers": 1, "width": 8}, eval_simulations=4)
-  (tmp_path / train.CONFIG).write_text(json.dumps(config.to_json()))
-  env, network, _ = train.build_network(config)
+  (tmp_path / checkpoint.CONFIG).write_text(json.dumps(config.to_json()))
+  env, network, _ = checkpoint.build_network(config)
   (tmp_path / "snapshots").mkdir()
   for seed, iteration in ((0, 7), (1, 3)):
     checkpoint.write_variables(evaluation.snapshot_path(str(tmp_path), iteration),
-                               train.init_variables(network, env, jax.random.PRNGKey(seed)))
+                               checkpoint.init_variables(network, env, jax.random.PRNGKey(seed)))
   out = tmp_path / "curve.csv"
   rows = diagnosis.snapshot_curve(str(tmp_path), str(out), positions=3)
   assert [r["iteration"] for r in rows] == [3, 7]

@@ -196,6 +196,7 @@ def test_window_for_grows_with_the_state_space():
 @pytest.mark.slow
 def test_train_and_arena_with_dual_search(tmp_path):
   from experiments import train
+  from learning import checkpoint
   from learning import agents, arena
   from learning import config as config_lib
   config = dict(network="dual_mlp", network_kwargs={"num_layers": 2, "width": 8},
@@ -207,7 +208,7 @@ def test_train_and_arena_with_dual_search(tmp_path):
   out = str(tmp_path / "run")
   train.main(["--env", "nim:3,10", "--out", out, "--search", "dual", "--config", str(path),
               "--iterations", "2"])
-  env, eval_fn, params = train.load_agent(out)
+  env, eval_fn, params = checkpoint.load_agent(out)
   assert isinstance(eval_fn, dual.DualEval)
   run_config = config_lib.TrainConfig.from_json(
       config_lib.load_json(os.path.join(out, "config.json")))

@@ -83,6 +83,7 @@ def test_mpv_search_spends_both_budgets(backup):
 @pytest.mark.slow
 def test_train_and_arena_with_mpv_search(tmp_path):
   from experiments import train
+  from learning import checkpoint
   from learning import agents, arena
   config = dict(network="pair", network_kwargs={"kind": "resmlp", "small_blocks": 1,
                                                 "large_blocks": 2, "width": 8},
@@ -93,7 +94,7 @@ def test_train_and_arena_with_mpv_search(tmp_path):
   out = str(tmp_path / "run")
   train.main(["--env", "nim:3,10", "--out", out, "--search", "mpv", "--config", str(path),
               "--iterations", "2"])
-  env, eval_fn, params = train.load_agent(out)
+  env, eval_fn, params = checkpoint.load_agent(out)
   from learning import config as config_lib
   import os
   run_config = config_lib.TrainConfig.from_json(config_lib.load_json(os.path.join(out,

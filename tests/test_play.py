@@ -6,7 +6,6 @@ import os
 import jax
 
 from experiments import play
-from experiments import train
 from learning import checkpoint
 from learning import config as config_lib
 
@@ -14,10 +13,10 @@ from learning import config as config_lib
 def _agent_dir(tmp_path, env_id, **changes):
   config = config_lib.replace(config_lib.default_config(env_id),
                               network_kwargs={"hidden_sizes": [8]}, **changes)
-  (tmp_path / train.CONFIG).write_text(json.dumps(config.to_json()))
-  env, network, _ = train.build_network(config)
-  checkpoint.write_variables(os.path.join(tmp_path, train.AGENT),
-                             train.init_variables(network, env, jax.random.PRNGKey(0)))
+  (tmp_path / checkpoint.CONFIG).write_text(json.dumps(config.to_json()))
+  env, network, _ = checkpoint.build_network(config)
+  checkpoint.write_variables(os.path.join(tmp_path, checkpoint.AGENT),
+                             checkpoint.init_variables(network, env, jax.random.PRNGKey(0)))
   return str(tmp_path)
 
 

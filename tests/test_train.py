@@ -14,6 +14,7 @@ import pytest
 
 import mcgs_jax
 from experiments import train
+from learning import loop
 from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
 from tests import compile_count
@@ -30,7 +31,7 @@ def _config(**changes):
 
 
 def _run(directory, config, iterations):
-  run = train.Run(str(directory), config)
+  run = loop.Run(str(directory), config)
   try:
     while int(run.state["iteration"]) < iterations:
       run.step()
@@ -40,7 +41,7 @@ def _run(directory, config, iterations):
 
 
 def _iterations(directory):
-  with open(os.path.join(directory, train.METRICS), newline="") as f:
+  with open(os.path.join(directory, loop.METRICS), newline="") as f:
     return [int(row["iteration"]) for row in csv.DictReader(f)]
 
 
@@ -79,7 +80,7 @@ def test_checkpoint_every_saves_fewer_steps_and_resumes_to_the_same_run(tmp_path
   steps = lambda: sorted(int(d) for d in os.listdir(tmp_path / "spaced" / "checkpoints")
                          if d.isdigit())
   assert steps() == [1, 3, 4]
-  run = train.Run(str(tmp_path / "spaced"), config)
+  run = loop.Run(str(tmp_path / "spaced"), config)
   run.step()
   run.checkpoints.close()  # killed after iteration 5, before any checkpoint of it
   run._lock.release()      # as the kernel releases a killed process's lock
@@ -114,18 +115,17 @@ def test_overlapped_iterations_resume_and_train_one_iteration_behind(tmp_path):
 def test_weight_average_plays_is_saved_and_resumes(tmp_path):
   """ema_decay: self-play and agent.msgpack use the average, which follows
   its formula from the trained variables, and resuming keeps it exact."""
-  from learning import loop
   config = _config(ema_decay=0.9)
   straight, _ = _run(tmp_path / "straight", config, 3)
   _run(tmp_path / "resumed", config, 2)
   resumed, _ = _run(tmp_path / "resumed", config, 3)
   _same_tree(straight["ema_variables"], resumed["ema_variables"])
   _same_tree(straight["variables"], resumed["variables"])
-  saved = checkpoint_lib.read_variables(str(tmp_path / "straight" / train.AGENT),
+  saved = checkpoint_lib.read_variables(str(tmp_path / "straight" / checkpoint_lib.AGENT),
                                         straight["variables"])
   _same_tree(straight["ema_variables"], saved)
   # One more iteration by hand: the new average is d * old + (1 - d) * trained.
-  run = train.Run(str(tmp_path / "straight"), config)
+  run = loop.Run(str(tmp_path / "straight"), config)
   try:
     before = jax.device_get(run.state["ema_variables"])
     run.step()
@@ -151,7 +151,7 @@ def test_opponent_policy_head_trains_and_the_agent_searches(tmp_path):
   move's policy; the search and load_agent see the usual two outputs."""
   config = _config(network="resnet", network_kwargs={"num_blocks": 1, "channels": 8},
                    opponent_policy_weight=0.15)
-  run = train.Run(str(tmp_path), config)
+  run = loop.Run(str(tmp_path), config)
   try:
     initial = jax.device_get(run.state["variables"]["params"]["opponent_policy"])
     for _ in range(3):
@@ -161,7 +161,7 @@ def test_opponent_policy_head_trains_and_the_agent_searches(tmp_path):
     run.close()
   assert np.isfinite(row["opponent_policy_loss"]) and row["opponent_policy_loss"] > 0
   assert not np.allclose(initial["kernel"], trained["kernel"])
-  env, eval_fn, params = train.load_agent(str(tmp_path))
+  env, eval_fn, params = checkpoint_lib.load_agent(str(tmp_path))
   state = env.init(jax.random.PRNGKey(0), batch_size=2)
   logits, value = eval_fn(params, None, state)
   assert logits.shape == (2, 9) and value.shape == (2,)
@@ -172,7 +172,7 @@ def test_opponent_policy_head_trains_and_the_agent_searches(tmp_path):
 def test_load_agent_searches(tmp_path):
   config = _config()
   _run(tmp_path, config, 2)
-  env, eval_fn, params = train.load_agent(str(tmp_path))
+  env, eval_fn, params = checkpoint_lib.load_agent(str(tmp_path))
   state = env.init(jax.random.PRNGKey(0), batch_size=2)
   out = mcgs_jax.search(params, jax.random.PRNGKey(1), state, env, eval_fn,
                         mcgs_jax.SearchConfig(num_simulations=4))
@@ -196,8 +196,8 @@ def test_corrupt_newest_checkpoint_falls_back(tmp_path, capsys):
   run_dir = tmp_path / "run"
   _run(run_dir, config, 3)
   _truncate_step(run_dir / "checkpoints" / "3")
-  with pytest.warns(train.CheckpointFallbackWarning, match="checkpoints/3 is unreadable"):
-    run = train.Run(str(run_dir), config)
+  with pytest.warns(loop.CheckpointFallbackWarning, match="checkpoints/3 is unreadable"):
+    run = loop.Run(str(run_dir), config)
   try:
     assert int(run.state["iteration"]) == 2
   finally:
@@ -215,7 +215,7 @@ def test_corrupt_newest_checkpoint_falls_back(tmp_path, capsys):
   assert "resuming from iteration 3" in warning_lines[0]
   assert "Traceback" not in err and "Event loop" not in err
   assert _iterations(run_dir) == [1, 2, 3, 4, 5]
-  resumed = checkpoint_lib.read_variables(str(run_dir / train.AGENT), straight["variables"])
+  resumed = checkpoint_lib.read_variables(str(run_dir / checkpoint_lib.AGENT), straight["variables"])
   _same_tree(straight["variables"], resumed)
 
 
@@ -234,7 +234,7 @@ def test_no_intact_checkpoint_is_one_clear_error(tmp_path, capsys):
 def test_incompatible_checkpoint_refused(tmp_path):
   _run(tmp_path, _config(), 1)
   with pytest.raises(checkpoint_lib.CheckpointError):
-    train.Run(str(tmp_path), _config(network_kwargs={"hidden_sizes": [8]}))
+    loop.Run(str(tmp_path), _config(network_kwargs={"hidden_sizes": [8]}))
 
 
 def test_checkpoint_without_an_optional_field_restores(tmp_path):
@@ -268,9 +268,9 @@ def test_checkpoint_without_an_optional_field_restores(tmp_path):
 
 
 def test_metrics_without_checkpoint_refused(tmp_path):
-  (tmp_path / train.METRICS).write_text("iteration\n1\n")
+  (tmp_path / loop.METRICS).write_text("iteration\n1\n")
   with pytest.raises(checkpoint_lib.CheckpointError, match="no complete checkpoint"):
-    train.Run(str(tmp_path), _config())
+    loop.Run(str(tmp_path), _config())
 
 
 def test_cli_refuses_other_settings(tmp_path):
@@ -278,7 +278,7 @@ def test_cli_refuses_other_settings(tmp_path):
   config_file.write_text(json.dumps(TINY))
   out = tmp_path / "run"
   config = train.resolve_config(_args(out, env="tictactoe", config=str(config_file)))
-  train.Run(str(out), config).close()   # writes config.json
+  loop.Run(str(out), config).close()   # writes config.json
   with pytest.raises(ValueError, match="simulations"):
     train.resolve_config(_args(out, simulations=9))
   assert train.resolve_config(_args(out)).simulations == TINY["simulations"]
@@ -328,7 +328,7 @@ def test_sigkill_resume(tmp_path):
   assert _iterations(killed) == list(range(1, iterations + 1))
   # The uninterrupted run: the same command, in this process.
   train.main(_cli(straight, config_file, iterations)[3:])
-  assert (killed / train.AGENT).read_bytes() == (straight / train.AGENT).read_bytes()
+  assert (killed / checkpoint_lib.AGENT).read_bytes() == (straight / checkpoint_lib.AGENT).read_bytes()
 
 
 _EVALUATED = dict(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
@@ -379,7 +379,6 @@ def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monk
   """metrics.csv is rewritten only when a row brings new columns (the first
   evaluation) or a process writes it first; otherwise the row is appended,
   and the file is byte for byte what a full rewrite gives."""
-  from learning import loop
   rewrites = []
   full_write = loop.write_metrics
 
@@ -395,7 +394,7 @@ def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monk
   # checkpoint rows at 3. Rows 3 and 4 (evaluated: no new column) are appended.
   assert rewrites == [1, 2, 3], rewrites
   full_write(str(tmp_path / "full.csv"), rows)
-  written = (tmp_path / "run" / train.METRICS).read_bytes()
+  written = (tmp_path / "run" / loop.METRICS).read_bytes()
   assert written == (tmp_path / "full.csv").read_bytes()
   assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
   assert "search_keeps_value" in rows[3] and "search_keeps_value" not in rows[2]
@@ -403,7 +402,7 @@ def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monk
 
 def test_tensorboard_events(tmp_path):
   pytest.importorskip("tensorboardX")
-  run = train.Run(str(tmp_path), _config(), tensorboard=True)
+  run = loop.Run(str(tmp_path), _config(), tensorboard=True)
   try:
     run.step()
   finally:
@@ -416,7 +415,7 @@ def test_tensorboard_events(tmp_path):
 def test_diverging_training_stops_before_checkpointing(tmp_path):
   # No update before 40 examples: the first iterations only play.
   config = _config(learning_rate=1e30, optimizer="sgd", weight_decay=0.0, min_replay=40)
-  run = train.Run(str(tmp_path), config)
+  run = loop.Run(str(tmp_path), config)
   try:
     with pytest.raises(FloatingPointError, match="non-finite"):
       for _ in range(6):
@@ -442,7 +441,7 @@ def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
       network_kwargs={"hidden_sizes": [64, 64]}, updates_per_iteration=16, batch_size=128,
       min_replay=128, replay_capacity=10_000, decay_updates=0, eval_every=0,
       eval_simulations=8, eval_solver=False)
-  run = train.Run(str(tmp_path), config)
+  run = loop.Run(str(tmp_path), config)
   try:
     def figures():   # the raw policy alone: what the targets train
       policy = agents.PolicyAgent(eval_fn=run.eval_fn, params=run.state["variables"],
@@ -465,7 +464,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
   """Ctrl-C, or SIGTERM (`kill`, as a background run is stopped), during an
   iteration: the last finished iteration is saved, one line says how to
   resume, no traceback; the same command then resumes."""
-  step = train.Run.step
+  step = loop.Run.step
   calls = []
 
   def interrupted(self):
@@ -474,7 +473,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
       os.kill(os.getpid(), signal.SIGTERM)
     return step(self)
 
-  monkeypatch.setattr(train.Run, "step", interrupted)
+  monkeypatch.setattr(loop.Run, "step", interrupted)
   config_file = tmp_path / "tiny.json"
   config_file.write_text(json.dumps(TINY))
   argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(config_file),
@@ -485,7 +484,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
   assert "Traceback" not in err
   # The handler is the caller's again once main returns.
   assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-  monkeypatch.setattr(train.Run, "step", step)
+  monkeypatch.setattr(loop.Run, "step", step)
   train.main(argv)
   assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
 
@@ -508,7 +507,7 @@ def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
   work without it (compile_s says how much). A temporary directory left by
   a killed save is removed quietly when the run opens its checkpoints."""
   config = _config(games=6)   # shapes no other test compiles
-  run = train.Run(str(tmp_path), config)
+  run = loop.Run(str(tmp_path), config)
   try:
     first = run.step()
     second = run.step()
