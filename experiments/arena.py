@@ -36,7 +36,6 @@ from learning import cli
 
 BASELINE = "rollout"
 SOLVER = "solver"
-FIELDS = ("a", "b", "game", "score")
 
 
 def spaced(items: list[int], count: int) -> list[int]:
@@ -45,24 +44,6 @@ def spaced(items: list[int], count: int) -> list[int]:
     return items
   index = np.unique(np.round(np.linspace(0, len(items) - 1, count)).astype(int))
   return [items[i] for i in index]
-
-
-def read_games(path: str) -> list[dict]:
-  if not os.path.exists(path):
-    return []
-  with open(path, newline="") as f:
-    return [dict(r, game=int(r["game"]), score=float(r["score"])) for r in csv.DictReader(f)]
-
-
-def append_games(path: str, rows: list[dict]) -> None:
-  new = not os.path.exists(path)
-  with open(path, "a", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=FIELDS)
-    if new:
-      writer.writeheader()
-    writer.writerows(rows)
-    f.flush()
-    os.fsync(f.fileno())
 
 
 def main(argv=None):
@@ -97,7 +78,7 @@ def main(argv=None):
   out = os.path.join(args.run, "arena")
   os.makedirs(out, exist_ok=True)
   games_path = os.path.join(out, "games.csv")
-  done = {(r["a"], r["b"]) for r in read_games(games_path)}
+  done = {(r["a"], r["b"]) for r in arena_lib.read_games(games_path)}
 
   def snapshot_agent(iteration):
     variables = checkpoint.read_variables(evaluation.snapshot_path(args.run, iteration), params)
@@ -123,10 +104,10 @@ def main(argv=None):
                                     opening_plies=args.opening_plies)
       rows = [dict(a=str(iteration), b=name, game=g, score=(float(s) + 1) / 2)
               for g, s in enumerate(result.scores)]
-      append_games(games_path, rows)
+      arena_lib.append_games(games_path, rows)
       print(f"iteration {iteration} vs {name}: {result.wins}-{result.draws}-{result.losses}",
             flush=True)
-  write_ratings(args.run, read_games(games_path))
+  write_ratings(args.run, arena_lib.read_games(games_path))
 
 
 def write_ratings(directory: str, games: list[dict]) -> list[dict]:

@@ -35,9 +35,7 @@ move is the batch's wall time divided by its size. Every search uses the
 same number of simulations.
 """
 
-import argparse
 import functools
-import math
 import pathlib
 import sys
 import time
@@ -53,6 +51,7 @@ import mcgs_jax
 from envs import connect4
 from envs import pons
 from learning import benchmarks
+from learning import evaluation
 from learning import cli
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
@@ -94,16 +93,6 @@ DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
           "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch",
           "nodes")
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-  """Wilson score interval of a binomial proportion."""
-  if n == 0:
-    return 0.0, 1.0
-  p = successes / n
-  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-  return max(0.0, centre - half), min(1.0, centre + half)
 
 
 # Positions with exact scores: `envs.pons` (kept here under their old names).
@@ -232,8 +221,8 @@ def score_moves(positions: list[Position], moves: np.ndarray) -> dict:
   n = len(positions)
   preserving = sum(p.preserves(int(m)) for p, m in zip(positions, moves))
   optimal = sum(p.is_optimal(int(m)) for p, m in zip(positions, moves))
-  p_lo, p_hi = wilson(preserving, n)
-  o_lo, o_hi = wilson(optimal, n)
+  p_lo, p_hi = evaluation.wilson_interval(preserving, n)
+  o_lo, o_hi = evaluation.wilson_interval(optimal, n)
   return dict(positions=n, preserving=round(preserving / n, 4), preserving_lo=round(p_lo, 4),
               preserving_hi=round(p_hi, 4), optimal=round(optimal / n, 4),
               optimal_lo=round(o_lo, 4), optimal_hi=round(o_hi, 4))

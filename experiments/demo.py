@@ -14,9 +14,9 @@ import jax
 
 import envs
 import mcgs_jax
-from experiments import play
 from learning import checkpoint
 from learning import cli
+import networks
 
 
 def main(argv=None):
@@ -59,19 +59,19 @@ def main(argv=None):
   eval_saving = 1 - int(graph.nn_evals[0]) / int(tree.nn_evals[0])
   print(f"\nMCGS stored {node_saving:.0%} fewer nodes and needed {eval_saving:.0%} fewer "
         "network evaluations than the tree, at the same simulation budget.")
-  if os.path.exists(os.path.join(play.DEFAULT_AGENT, checkpoint.AGENT)):
+  if os.path.exists(os.path.join(networks.PRETRAINED_CONNECT4, checkpoint.AGENT)):
     show_trained_agent(args.moves, args.seed)
 
 
 def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int = 200):
   """The shipped Connect-4 network (networks/pretrained/connect4) plays both
   sides for a few moves with a 200-simulation MCGS."""
-  env, eval_fn, params = checkpoint.load_agent(play.DEFAULT_AGENT)
+  env, eval_fn, params = checkpoint.load_agent(networks.PRETRAINED_CONNECT4)
   config = mcgs_jax.SearchConfig(num_simulations=simulations, max_nodes=2 * (simulations + 1),
                                  check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))
   state = envs.stack([envs.connect4.from_moves(moves)])
-  print(f"\nThe trained agent ({play.DEFAULT_AGENT}), {simulations} simulations per move, "
+  print(f"\nThe trained agent ({networks.PRETRAINED_CONNECT4}), {simulations} simulations per move, "
         f"plays both sides for {plies} moves:")
   played = ""
   for ply in range(plies):

@@ -31,7 +31,7 @@ import envs
 import mcgs_jax
 from envs import connect4
 from envs import pons
-from experiments import connect4_accuracy as accuracy
+from learning import evaluation
 from learning import agents
 from learning import checkpoint
 from learning import loop
@@ -113,7 +113,7 @@ def run(agent_dirs, count: int, seed: int, simulations: int, reference_simulatio
         print(f"{band:12s} {name:55s} already in {path}", flush=True)
         continue
       kept = kept_count(agent, positions, states, jax.random.PRNGKey(seed))
-      low, high = accuracy.wilson(kept, len(positions))
+      low, high = evaluation.wilson_interval(kept, len(positions))
       rows.append(dict(band=band, stones=f"{BANDS[band][0]}-{BANDS[band][1]}", agent=name,
                        positions=len(positions), keeps_outcome=round(kept / len(positions), 4),
                        low=round(low, 4), high=round(high, 4), seed=seed))

@@ -10,7 +10,6 @@ shows its value estimate. Type q to quit.
 """
 
 import argparse
-import os
 import sys
 
 import jax
@@ -20,9 +19,8 @@ import envs
 import mcgs_jax
 from learning import checkpoint
 from learning import cli
+import networks
 
-DEFAULT_AGENT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             "networks", "pretrained", "connect4")
 
 
 def render(env, state) -> str:
@@ -56,7 +54,7 @@ def ask_move(env, state, read=input) -> int | None:
 def main(argv=None, read=input):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--agent", default=DEFAULT_AGENT, help="training run or shipped agent")
+  parser.add_argument("--agent", default=networks.PRETRAINED_CONNECT4, help="training run or shipped agent")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--first", choices=("human", "agent"), default="human")
   parser.add_argument("--seed", type=int, default=0)

@@ -31,7 +31,6 @@ import sys
 
 import jax
 
-from experiments import arena as arena_cli
 from learning import agents
 from learning import arena as arena_lib
 from learning import checkpoint
@@ -141,18 +140,18 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
                                        name=name)
   players[BASELINE] = agents.rollout_baseline(env, baseline_simulations)
   games_path = os.path.join(out, "race_games.csv")
-  done = {(r["a"], r["b"]) for r in arena_cli.read_games(games_path)}
+  done = {(r["a"], r["b"]) for r in arena_lib.read_games(games_path)}
   rng = jax.random.PRNGKey(seed)
   for a, b in ((names[0], names[1]), (names[0], BASELINE), (names[1], BASELINE)):
     if (a, b) in done or a not in players or b not in players:
       continue
     result = arena_lib.play_games(env, players[a], players[b], rng, games,
                                   opening_plies=opening_plies)
-    arena_cli.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(s) + 1) / 2)
+    arena_lib.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(s) + 1) / 2)
                                         for g, s in enumerate(result.scores)])
     print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of "
           f"{a})", flush=True)
-  records = [(g["a"], g["b"], g["score"]) for g in arena_cli.read_games(games_path)]
+  records = [(g["a"], g["b"], g["score"]) for g in arena_lib.read_games(games_path)]
   ratings, names = evaluation.ladder(records, baseline=BASELINE)
   rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
                elo_low=round(float(ratings.lower[i]), 1),

@@ -12,8 +12,10 @@ position (distinct positions while enough exist; games the random moves
 already ended are replaced), or positions given by the caller.
 """
 
+import csv
 import dataclasses
 import functools
+import os
 from typing import Any
 
 import jax
@@ -233,3 +235,40 @@ def round_robin(env: Any, agents: list[agents_lib.Agent], rng: jax.Array,
                         openings=openings)
     records.extend((i, j, (float(s) + 1.0) / 2.0) for s in result.scores)
   return records
+
+
+# A match's games on disk: one row per game, appended as it ends, so an
+# interrupted match resumes where it stopped.
+GAME_FIELDS = ("a", "b", "game", "score")
+
+
+def read_games(path: str) -> list[dict]:
+  """The games recorded in `path` (none where it does not exist).
+
+  Args:
+    path: a CSV with `GAME_FIELDS`.
+
+  Returns:
+    list of dicts: a, b (the players' names), game (int), score (float, a's).
+  """
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return [dict(r, game=int(r["game"]), score=float(r["score"])) for r in csv.DictReader(f)]
+
+
+def append_games(path: str, rows: list[dict]) -> None:
+  """Appends `rows` to `path` (its header first when new), synced to disk.
+
+  Args:
+    path: the CSV.
+    rows: dicts with `GAME_FIELDS`.
+  """
+  new = not os.path.exists(path)
+  with open(path, "a", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=GAME_FIELDS)
+    if new:
+      writer.writeheader()
+    writer.writerows(rows)
+    f.flush()
+    os.fsync(f.fileno())

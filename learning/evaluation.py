@@ -18,6 +18,7 @@ Every `eval_every` iterations the training loop (`learning.loop`) calls
   `elo_high`.
 """
 
+import math
 import os
 import re
 from typing import Any
@@ -218,3 +219,22 @@ def ladder(records, baseline: Any = BASELINE) -> tuple[elo.Ratings, list]:
   index = {name: i for i, name in enumerate(names)}
   games = [(index[a], index[b], s) for a, b, s in records]
   return elo.fit(games, len(names), reference=0, num_bootstrap=200), names
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+  """The Wilson score interval of a binomial proportion.
+
+  Args:
+    successes: k of the n trials.
+    n: the trials; 0 gives the whole range.
+    z: the normal quantile (1.96: 95%).
+
+  Returns:
+    (low, high) within [0, 1].
+  """
+  if n == 0:
+    return 0.0, 1.0
+  p = successes / n
+  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+  return max(0.0, centre - half), min(1.0, centre + half)

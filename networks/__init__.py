@@ -12,6 +12,8 @@ vectors), `ResNet`, `SEResNet` and `DualHeadResNet` (board planes
 [B, H, W, C]). See `networks.adapter` for the conventions.
 """
 
+import os
+
 from networks import losses
 from networks.adapter import (HEADS, NETWORKS, MLPEval, NetworkEval, apply, has_two_heads, init,
                               make, mlp_eval, observation_shape)
@@ -20,8 +22,12 @@ from networks.mlp import MLP, init_params
 from networks.resmlp import DualHeadResMLP, NetworkPair, ResMLP
 from networks.resnet import DualHeadResNet, ResNet, SEResNet
 
+# The shipped Connect-4 agent (config, weights, curves), package data.
+PRETRAINED_CONNECT4 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained",
+                                   "connect4")
+
 __all__ = [
-    "DualHeadResMLP", "DualHeadResNet", "HEADS", "NetworkPair", "ResMLP", "MLP", "MLPEval", "NETWORKS", "NetworkEval", "ResNet", "SEResNet",
+    "DualHeadResMLP", "DualHeadResNet", "HEADS", "NetworkPair", "ResMLP", "MLP", "MLPEval", "NETWORKS", "NetworkEval", "PRETRAINED_CONNECT4", "ResNet", "SEResNet",
     "alphazero_loss", "apply", "has_two_heads", "init", "init_params", "kl_illegal_loss",
     "losses", "make", "make_optimizer", "mlp_eval", "observation_shape",
 ]

@@ -5,15 +5,16 @@ import importlib.util
 import pytest
 
 from experiments import connect4_accuracy as acc
+from learning import evaluation
 from envs import pons
 
 
 def test_wilson_interval_golden_values():
-  lo, hi = acc.wilson(8, 10)
+  lo, hi = evaluation.wilson_interval(8, 10)
   assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
-  lo, hi = acc.wilson(0, 20)
+  lo, hi = evaluation.wilson_interval(0, 20)
   assert lo == 0.0 and hi == pytest.approx(0.1611, abs=1e-4)
-  assert acc.wilson(0, 0) == (0.0, 1.0)
+  assert evaluation.wilson_interval(0, 0) == (0.0, 1.0)
 
 
 def test_position_scoring_follows_the_columns_convention():
