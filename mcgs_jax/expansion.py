@@ -235,19 +235,6 @@ def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: che
   return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
 
 
-def deactivate(sel: selection.Selection, active: chex.Array) -> selection.Selection:
-  """Games that are not active run no simulation: their backup is a no-op.
-
-  Args:
-    sel: Selection with leading dimension B.
-    active: bool[B].
-
-  Returns:
-    The Selection with kind NO_SIMULATION where `active` is False.
-  """
-  return sel.replace(kind=jnp.where(active, sel.kind, graph_lib.NO_SIMULATION))
-
-
 def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchConfig):
   """`expand_and_backup` vmapped over a batch, with `config` and the model's
   static declarations bound: what every simulation loop calls.

@@ -142,7 +142,7 @@ def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mode
     Selection [1, B] (`selection.select_batch`, kind NO_SIMULATION where not
     `active`).
   """
-  sel = expansion.deactivate(selection.select_batch(graph, rng, model, config), active)
+  sel = selection.deactivate(selection.select_batch(graph, rng, model, config), active)
   return jax.tree.map(lambda x: x[None], sel)
 
 
@@ -322,7 +322,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
     # Free simulations need no network output: zeros stand in for it.
     no_eval = jnp.zeros((graph.batch_size, graph.num_actions), jnp.float32)
     with jax.named_scope("expand_and_backup"):
-      graph = expand_and_backup(graph, expansion.deactivate(sel, free), trans, found, free_slot,
+      graph = expand_and_backup(graph, selection.deactivate(sel, free), trans, found, free_slot,
                                 no_eval, no_eval[:, 0], jnp.zeros_like(free))
     with jax.named_scope("descend"):
       new_sel, new_trans = first(_descend(params, jax.random.fold_in(step_rng, retry + 1),
@@ -330,7 +330,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
       with jax.named_scope("lookup"):
         new_found, new_slot = expansion.lookup(graph.table, new_trans.key, config)
     # A game that has just used up its simulations selects nothing more.
-    new_sel = expansion.deactivate(new_sel, graph.stats.simulations < config.num_simulations)
+    new_sel = selection.deactivate(new_sel, graph.stats.simulations < config.num_simulations)
     # The games that backed up take their new descent; the others keep theirs.
     pick = lambda new, old: jax.tree.map(
         lambda x, y: jnp.where(free.reshape((-1,) + (1,) * (x.ndim - 1)), x, y), new, old)

@@ -90,6 +90,19 @@ class Selection:
                             # cycles (`tracks_cycles`); bool[0] otherwise
 
 
+def deactivate(sel: Selection, active: chex.Array) -> Selection:
+  """Games that are not active run no simulation: their backup is a no-op.
+
+  Args:
+    sel: Selection with leading dimension B.
+    active: bool[B].
+
+  Returns:
+    The Selection with kind NO_SIMULATION where `active` is False.
+  """
+  return sel.replace(kind=jnp.where(active, sel.kind, graph_lib.NO_SIMULATION))
+
+
 def tracks_cycles(config: config_lib.SearchConfig, model: Any) -> bool:
   """Whether descents mark their path to stop where a link closes a cycle.
 
