@@ -94,6 +94,42 @@ def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_
       [reward, exact, corrected, target], 0.0)
 
 
+def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: chex.Array,
+                           child: chex.Array, config: config_lib.SearchConfig,
+                           alternating: bool, edge_q: chex.Array | None = None) -> chex.Array:
+  """The transposition test of ONE game's edge (Alg. 2): the edge leads to a
+  node with several parents whose value the edge's Q no longer matches,
+  |Q(s, a) - (r + discount V(child))| > q_eps.
+
+  Args:
+    graph: ONE game's graph [N, A] (a vmapped batch: the gathers are flat).
+    node: int32, the edge's node.
+    action: int32, the edge's action.
+    child: int32, `graph.child[node, action]` (a code < 0: not a node).
+    config: SearchConfig (`q_eps`).
+    alternating: the model's `alternating_zero_sum`: reward 0 and discount
+      -1 without reading them.
+    edge_q: optional f32, the edge's Q where already read.
+
+  Returns:
+    bool.
+  """
+  take = graph_lib.take
+  is_node = child >= 0
+  safe_child = jnp.maximum(child, 0)
+  child_value = graph_lib.node_value(take(graph.visits, safe_child),
+                                     take(graph.value_sum, safe_child))
+  if alternating:
+    target = -child_value
+  else:
+    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
+              child_value)
+  if edge_q is None:
+    edge_q = take(graph.edge_q, node, action)
+  return (is_node & (take(graph.num_parents, safe_child) > 1) &
+          (jnp.abs(edge_q - target) > config.q_eps))
+
+
 def _path_and_below(graph, path_nodes, path_actions, length):
   """int32[D + 1]: the path's nodes, then the node below its last edge (0
   where there is none), whose statistics `stop_value` reads."""
