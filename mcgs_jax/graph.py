@@ -528,7 +528,7 @@ def empty_table(size: int) -> HashTable:
     HashTable with entries uint32[T, 3].
   """
   return HashTable(entries=table_entry(jnp.zeros((size, 2), jnp.uint32),
-                                  jnp.full((size,), EMPTY, jnp.int32)))
+                                       jnp.full((size,), EMPTY, jnp.int32)))
 
 
 def computed_once(code: chex.Array) -> chex.Array:

@@ -4,7 +4,9 @@ Keys are `uint32[2]` (two lanes of a 64-bit key). Linear probing over at most
 `max_probes` slots from the start of the aligned group holding the key's hash
 slot, inspected a group at a time (one contiguous read each), and no
 deletion: a key absent before the first empty slot is absent. All functions
-act on one game's table; vmap them for a batch.
+act on one game's table; vmap them for a batch. The table's data
+(`graph.HashTable`, `graph.empty_table`, `graph.EMPTY`) lives in graph.py,
+the lowest module, with the graph that holds it.
 """
 
 import chex
@@ -83,15 +85,15 @@ def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
   so a batch pays for the longest sequence it meets, not for `max_probes`.
 
   Args:
-    table: graph_lib.HashTable of one game (T slots).
+    table: `graph.HashTable` of one game (T slots).
     key: uint32[2].
     max_probes: the longest probe sequence inspected. Static.
 
   Returns:
-    (node, free_slot): node int32, the node stored under `key`, or graph_lib.EMPTY;
-    free_slot int32, where `key` would be inserted (the first empty slot of
-    its probe sequence), or graph_lib.EMPTY if it is present or no slot is free within
-    `max_probes`.
+    (node, free_slot): node int32, the node stored under `key`, or EMPTY
+    (`graph.EMPTY`); free_slot int32, where `key` would be inserted (the
+    first empty slot of its probe sequence), or EMPTY if it is present or no
+    slot is free within `max_probes`.
   """
   size = table.entries.shape[0]
   probes = min(max_probes, size)
@@ -128,31 +130,32 @@ def write(table: graph_lib.HashTable, slot: chex.Array, key: chex.Array,
   """Stores `node` under `key` at `slot`; a negative slot writes nothing.
 
   Args:
-    table: graph_lib.HashTable of one game.
+    table: `graph.HashTable` of one game.
     slot: int32 scalar, from `find`.
     key: uint32[2].
     node: int32 scalar.
 
   Returns:
-    The updated graph_lib.HashTable.
+    The updated `graph.HashTable`.
   """
   size = table.entries.shape[0]
   index = jnp.where(slot >= 0, slot, size)  # out of bounds -> dropped
-  return graph_lib.HashTable(entries=table.entries.at[index].set(graph_lib.table_entry(key, node), mode="drop"))
+  entry = graph_lib.table_entry(key, node)
+  return graph_lib.HashTable(entries=table.entries.at[index].set(entry, mode="drop"))
 
 
 def insert(table: graph_lib.HashTable, key: chex.Array, node: chex.Array, max_probes: int):
   """Inserts `key -> node` unless the key is present.
 
   Args:
-    table: graph_lib.HashTable of one game.
+    table: `graph.HashTable` of one game.
     key: uint32[2].
     node: int32 scalar, the node index to store.
     max_probes: the longest probe sequence inspected. Static.
 
   Returns:
-    (table, stored): the updated graph_lib.HashTable and a bool scalar, False when the
-    key was present or no free slot lay within `max_probes`.
+    (table, stored): the updated `graph.HashTable` and a bool scalar, False
+    when the key was present or no free slot lay within `max_probes`.
   """
   found, free_slot = find(table, key, max_probes)
   del found

@@ -1,4 +1,5 @@
-"""Counting compilations, to check that a step reuses compiled code."""
+"""Counting compilations, to check that a step reuses compiled code, and the
+memory mappings compiled programs hold."""
 
 import contextlib
 
@@ -30,3 +31,16 @@ def compilations():
     yield durations
   finally:
     monitoring.unregister_event_duration_listener(listener)
+
+
+def mapping_count() -> int | None:
+  """Memory mappings of this process; None where /proc is not there.
+
+  Returns:
+    The number of lines of /proc/self/maps, or None.
+  """
+  try:
+    with open("/proc/self/maps", "rb") as maps:
+      return sum(1 for _ in maps)
+  except OSError:
+    return None

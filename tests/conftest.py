@@ -32,6 +32,8 @@ import os
 import jax
 import pytest
 
+from tests import compile_count
+
 # Each flag unless XLA_FLAGS sets it already; subprocesses inherit them.
 _COMPILE_FAST_FLAGS = {"xla_backend_optimization_level": "0",
                        "xla_cpu_use_fusion_emitters": "false"}
@@ -53,19 +55,10 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs",
 _MAPPINGS_BEFORE_CLEARING = 32_000
 
 
-def _mapping_count() -> int | None:
-  """Memory mappings of this process; None where /proc is not there."""
-  try:
-    with open("/proc/self/maps", "rb") as maps:
-      return sum(1 for _ in maps)
-  except OSError:
-    return None
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
   yield
-  mappings = _mapping_count()
+  mappings = compile_count.mapping_count()
   if mappings is None or mappings > _MAPPINGS_BEFORE_CLEARING:
     jax.clear_caches()
     gc.collect()

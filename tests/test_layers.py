@@ -5,10 +5,15 @@ only when the config turns it on."""
 
 import ast
 import collections
+import functools
 import pathlib
+import sys
 
+import jax
 import pytest
 
+import envs
+import mcgs_jax
 from tests import variants
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -102,11 +107,6 @@ ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solv
 
 def _entered(**fields) -> set[str]:
   """The `mcgs_jax` modules whose code runs while jax traces one search."""
-  import functools  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  import jax  # pylint: disable=g-import-not-at-top
-  import envs  # pylint: disable=g-import-not-at-top
-  import mcgs_jax  # pylint: disable=g-import-not-at-top
   env = envs.make("nim-piles:1,2")
   search = functools.partial(mcgs_jax.search, env=env, eval_fn=envs.uniform_eval(env),
                              config=mcgs_jax.SearchConfig(num_simulations=4, **fields))
