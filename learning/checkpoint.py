@@ -33,6 +33,7 @@ removes its half-written step and raises the first error, the threads'
 reports silenced.
 """
 
+import contextlib
 import errno
 import json
 import logging
@@ -229,12 +230,19 @@ class Checkpointer:
     _remove_unfinished(self.directory)
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                            enable_async_checkpointing=False)
+    # orbax reads every step's own metadata file when it opens and logs one
+    # that is missing; a step whose manifest shows the damage is reported in
+    # one line by whoever reads it (`restore_latest`), so orbax's log of the
+    # same damage is held back, and only then.
+    damaged = any(_manifest_problem(os.path.join(self.directory, name)) is not None
+                  for name in os.listdir(self.directory) if name.isdigit())
     # Handlers named up front, so a step's metadata (shapes, dtypes) can be
     # read without its arrays.
-    self._manager = ocp.CheckpointManager(
-        self.directory, options=options,
-        item_handlers={"state": ocp.StandardCheckpointHandler(),
-                       "meta": ocp.JsonCheckpointHandler()})
+    with _QuietStorageLogs() if damaged else contextlib.nullcontext():
+      self._manager = ocp.CheckpointManager(
+          self.directory, options=options,
+          item_handlers={"state": ocp.StandardCheckpointHandler(),
+                         "meta": ocp.JsonCheckpointHandler()})
 
   def latest_step(self) -> int | None:
     """The newest complete step.

@@ -219,6 +219,32 @@ def test_corrupt_newest_checkpoint_falls_back(tmp_path, capsys):
   _same_tree(straight["variables"], resumed)
 
 
+def test_deleted_step_metadata_is_one_note(tmp_path, capfd, caplog):
+  """The newest step's own metadata file deleted: opening the folder logs
+  nothing (orbax would warn of the missing file), and `restore_latest` says
+  it in its one note and falls back to the step before."""
+  directory = str(tmp_path / "checkpoints")
+  checkpoints = checkpoint_lib.Checkpointer(directory)
+  for step in (1, 2):
+    checkpoints.save(step, {"a": np.full(3, step, np.float32)}, {"step": step})
+  checkpoints.close()
+  os.remove(os.path.join(directory, "2", "_CHECKPOINT_METADATA"))
+  capfd.readouterr()
+  caplog.clear()
+  checkpoints = checkpoint_lib.Checkpointer(directory)
+  try:
+    step, state, meta, notes = checkpoints.restore_latest({"a": np.zeros(3, np.float32)})
+  finally:
+    checkpoints.close()
+  out, err = capfd.readouterr()
+  assert (out, err) == ("", "")
+  assert [record.getMessage() for record in caplog.records] == []
+  assert (step, meta) == (1, {"step": 1})
+  np.testing.assert_array_equal(state["a"], np.ones(3, np.float32))
+  assert notes == [f"checkpoint {directory}/2 is unreadable (_CHECKPOINT_METADATA is missing); "
+                   f"moved it to {directory}-corrupt/2"]
+
+
 def test_no_intact_checkpoint_is_one_clear_error(tmp_path, capsys):
   config = _config()
   _run(tmp_path, config, 1)
