@@ -233,19 +233,3 @@ def test_bad_gumbel_config():
     mcgs_jax.SearchConfig(root_policy="gumbel", visit_temperature=1.0)
 
 
-def test_experiment_configs():
-  from experiments import gumbel as experiment  # pylint: disable=g-import-not-at-top
-  config = experiment.search_config("mcgs-gumbel", 16, 4, 0.0)
-  assert (config.backup, config.root_policy, config.num_simulations,
-          config.max_considered_actions, config.gumbel_scale) == ("mcgs", "gumbel", 16, 4, 0.0)
-  assert experiment.search_config("tree-puct", 8, 16, 0.0).root_policy == "puct"
-
-
-@pytest.mark.slow
-def test_experiment_runs(tmp_path):
-  from experiments import gumbel as experiment  # pylint: disable=g-import-not-at-top
-  csv_path = tmp_path / "gumbel.csv"
-  experiment.main(["--evaluator", "rollout", "--limit", "4", "--sims", "8",
-                   "--searches", "mcgs-gumbel", "--csv", str(csv_path)])
-  text = csv_path.read_text()
-  assert "mcgs-gumbel" in text and text.count("\n") == 2

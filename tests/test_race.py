@@ -6,9 +6,6 @@ import os
 
 import pytest
 
-import mcgs_jax
-
-from experiments import eval_search
 from experiments import peer_recipe
 from experiments import race
 from learning import checkpoint
@@ -106,24 +103,3 @@ def test_race_names_label_both_runs(peer_run, tmp_path):
       race.main(argv + bad)
 
 
-@pytest.mark.slow
-def test_eval_search_scores_variants_and_skips_done_ones(peer_run, tmp_path, capsys):
-  argv = [peer_run, "--variants", "base", "solver", "--positions", "2", "--fresh", "0",
-          "--simulations", "4", "--out", str(tmp_path)]
-  assert eval_search.main(argv) == 0
-  rows = _read(tmp_path / "eval_search.csv")
-  assert [r["variant"] for r in rows] == ["base", "solver"]
-  for row in rows:
-    errors = [float(row[f"search_{s}"]) for s in SETS]
-    assert all(e in (0.0, 0.5, 1.0) for e in errors), errors   # 2 positions per set
-    assert float(row["search_mean"]) == pytest.approx(sum(errors) / len(errors))
-  capsys.readouterr()
-  assert eval_search.main(argv) == 0   # both done: nothing rescored
-  assert "Pons" not in capsys.readouterr().out
-  assert len(_read(tmp_path / "eval_search.csv")) == 2
-  with pytest.raises(ValueError, match="unknown variant"):
-    eval_search.variant_config(None, "nope")
-  base = mcgs_jax.SearchConfig(num_simulations=8, max_nodes=27)
-  for name, changes in eval_search.VARIANTS.items():   # each a valid SearchConfig
-    config = eval_search.variant_config(base, name)
-    assert all(getattr(config, k) == v for k, v in changes.items())

@@ -380,27 +380,6 @@ def test_evaluation_columns_and_plots(tmp_path):
   assert all(os.path.getsize(p) > 1000 for p in written)
 
 
-@pytest.mark.slow
-def test_solver_check_scores_the_snapshots(tmp_path):
-  """experiments.solver_check: each snapshot with and without the evaluation
-  solver; its row for the run's own setting is the run's recorded figure."""
-  config = _config(**_EVALUATED)
-  _, (_, second) = _run(tmp_path, config, 2)
-  from experiments import solver_check  # pylint: disable=g-import-not-at-top
-  checked = solver_check.check(str(tmp_path), last=1, seed=0)
-  assert [(r["snapshot"], r["solver"]) for r in checked] == [
-      ("iteration_000002.msgpack", True), ("iteration_000002.msgpack", False),
-      ("agent.msgpack", True), ("agent.msgpack", False)]
-  for row in checked:
-    assert row["positions"] == 4520
-    assert row["missed"] == round((1 - row["keeps_value"]) * 4520)
-  # The last snapshot and the agent are the same network.
-  assert checked[0]["keeps_value"] == checked[2]["keeps_value"]
-  assert checked[1]["keeps_value"] == checked[3]["keeps_value"]
-  own = checked[0] if config.eval_solver else checked[1]
-  assert own["keeps_value"] == pytest.approx(second["search_keeps_value"])
-
-
 def test_metrics_rows_are_appended_and_the_file_is_a_full_rewrite(tmp_path, monkeypatch):
   """metrics.csv is rewritten only when a row brings new columns (the first
   evaluation) or a process writes it first; otherwise the row is appended,
@@ -551,29 +530,6 @@ def test_wall_time_excludes_compilation_and_stale_tmp_is_removed(tmp_path):
   _run(tmp_path, config, 3)
   assert not stale.exists()
   assert _iterations(tmp_path) == [1, 2, 3]
-
-
-def test_diagnosis_run_stops_with_resume_line(tmp_path, monkeypatch):
-  """A variant's training that exits non-zero (stopped, or failed) ends
-  `diagnosis run` with the command that resumes it; the next variant is not
-  started."""
-  from experiments import diagnosis
-  started = []
-
-  def stopped_training(command, check):
-    del check
-    started.append(command[command.index("--out") + 1])
-    return subprocess.CompletedProcess(command, 130)
-
-  monkeypatch.setattr(diagnosis.subprocess, "run", stopped_training)
-  names = list(diagnosis.VARIANTS)[:2]
-  with pytest.raises(SystemExit) as exit_info:
-    diagnosis.run(names, 600.0, str(tmp_path))
-  assert started == [str(tmp_path / names[0])]
-  assert str(exit_info.value) == (
-      f"{names[0]}: the training exited with code 130; rerun "
-      f"`python -m experiments.diagnosis run {names[0]} --budget 600 --root {tmp_path}` "
-      "to resume")
 
 
 def test_connect4_defaults_are_the_shipped_agents_training_config():
