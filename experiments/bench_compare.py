@@ -19,7 +19,7 @@ Key cells (Connect-4 from the empty board, MLP(128, 128)):
   puct-b1024      PUCT search (mcgs), B=1024, S=64
   gumbel-b1024    Gumbel search (mcgs), B=1024, S=64
   floor-b1024     S network calls and env steps on B=1024 states, nothing
-                  else (`bench_phases.network_only`): the floor of a search
+                  else (`benchmarks.phases.network_only`): the floor of a search
   puct-selfplay   `selfplay.play` (mcgs, PUCT, reuse), B=256, S=64, 8 moves
   gumbel-selfplay the same with the Gumbel root
 and the derived `overhead` = puct-b1024 / floor-b1024 per tree.

@@ -22,7 +22,7 @@ import pgx
 
 import envs
 from envs import base
-from learning import benchmarks
+from benchmarks import measure
 from learning import cli
 
 FIELDS = ("backend", "batch", "steps", "mode", "env", "warmup_s", "median_ms",
@@ -92,7 +92,7 @@ def bench(batch_sizes, num_steps, repeats, budget_s):
         init, step = make()
         fn = _play(init, step, batch, num_steps, build)
         rng = jax.random.PRNGKey(0)
-        warmup, _, times = benchmarks.time_calls(lambda fn=fn: fn(rng), repeats, budget_s)
+        warmup, _, times = measure.time_calls(lambda fn=fn: fn(rng), repeats, budget_s)
         median = statistics.median(times)
         cell.append(dict(backend=backend, batch=batch, steps=num_steps, mode=mode, env=name,
                          warmup_s=round(warmup, 2), median_ms=round(median * 1e3, 2),
@@ -122,7 +122,7 @@ def main(argv=None):
   args = parser.parse_args(argv)
   rows = bench(args.batch, args.steps, args.repeats, args.max_seconds)
   print(format_table(rows))
-  benchmarks.write_csv(args.csv, rows, FIELDS)
+  measure.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
 
 

@@ -36,7 +36,7 @@ batched descent on the searched graph (`time_descent`), and its number of
 steps (the deepest of its B descents).
 "net+env cpu ms" is the floor any search of S simulations pays: S + 1
 network calls and env steps on the B roots in one `lax.scan`
-(`bench_phases.network_only`), nothing else (CSV: `net_ms` wall,
+(`benchmarks.phases.network_only`), nothing else (CSV: `net_ms` wall,
 `net_cpu_ms` CPU; `--no-net-floor` skips it); cpu ms - net+env cpu ms is
 the search's own cost. "cpu ms" is the median process CPU time of a search
 (all threads), steadier than wall time on a shared machine.
@@ -52,45 +52,18 @@ Each cell is compiled by one untimed warm-up call, then timed over repeats
 `--max-seconds`, or when the contestant's smaller cells predict that it would.
 """
 
-import argparse
-import dataclasses
-import functools
-import math
-import statistics
 import sys
 import time
-from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import mctx
-import numpy as np
 import pgx
 
-import envs
-import mcgs_jax
-from experiments import bench_phases
-from learning import benchmarks
+from benchmarks import measure
+from benchmarks import search_speed
 from learning import cli
-from mcgs_jax import model as model_lib
-from mcgs_jax import selection
-from mcgs_jax.graph import NO_SIMULATION
-from networks import MLP, MLPEval, init_params
-
-CONTESTANTS = ("mctx", "mcgs", "tree")
-# mctx on our env instead of pgx's: separates the cost of the env from the
-# cost of the search. Not run unless asked for.
-EXTRA_CONTESTANTS = ("mctx-ours",)
-NUM_ACTIONS = 7
-HIDDEN_SIZES = (128, 128)
-FULL_BATCH = (1, 64, 1024)
-FULL_SIMS = (64, 256, 800)
-QUICK_BATCH = (1, 64)
-QUICK_SIMS = (64, 256)
-FIELDS = ("batch", "sims", "contestant", "status", "warmup_s", "repeats", "median_ms",
-          "sims_per_s", "ratio_vs_mctx", "nodes_per_game", "nn_evals_per_game",
-          "bytes_per_game", "cpu_ms", "ratio_cpu_vs_mctx", "net_ms", "net_cpu_ms", "depth_mean",
-          "depth_max", "depth_batch_max_mean", "descent_cpu_ms", "descent_steps")
+from networks import MLP, init_params
 
 NOTE = """\
 Settings: each library's own defaults. mctx.muzero_policy: pb_c_init=1.25,
@@ -111,475 +84,46 @@ simulation's leaf (mean, max over simulations and games); batch-max depth: the
 mean over simulations of the deepest game's depth, the descent loop's steps."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Contestant:
-  """A jitted search and what to read off its output.
-
-  Attributes:
-    search: `(params, rng, root) -> output`, jitted.
-    root: the batch of initial states it searches from.
-    metrics: `output -> (nodes, nn_evals, bytes)` per game, means over games.
-    depths: `(params, rng, output) -> int[S, B]`, the descent depth of every
-      simulation of the search `search(params, rng, root)` returned as
-      `output` (0: no simulation); None: not known.
-    descent: `output -> (CPU ms, steps)` of one batched descent on the
-      searched graph (`time_descent`); None: not measured.
-  """
-  search: Callable[..., Any]
-  root: Any
-  metrics: Callable[[Any], tuple[float, float, float]]
-  depths: Callable[[Any, Any, Any], np.ndarray] | None = None
-  descent: Callable[[Any], tuple[float, float]] | None = None
-
-
-def mcgs_depth_probe(env: Any, eval_fn: Any, config: mcgs_jax.SearchConfig) -> Callable:
-  """The descent depths of `mcgs_jax.search`'s simulations, by replaying it.
-
-  `mcgs_jax.search` keeps no per-simulation record; this runs the same search
-  (`mcgs_jax.init`, then `mcgs_jax.simulate` with `fold_in(sim_rng, i)` for
-  simulation i, as `mcgs_jax.run_simulations` does) in a `lax.scan` that
-  keeps each simulation's `Selection.length`. Untimed: the benchmark times
-  `mcgs_jax.search` itself.
-
-  Args:
-    env: the env.
-    eval_fn: the search's eval_fn.
-    config: the SearchConfig; one that stops early (`stops_early`) is refused,
-      since its games do not all run every simulation step.
-
-  Returns:
-    jitted `(params, rng, root) -> (lengths int32[S, B], nodes_used int32[B])`,
-    lengths 0 where a game ran no simulation.
-  """
-  if config.stops_early:
-    raise ValueError("mcgs_depth_probe replays a search of exactly num_simulations steps")
-
-  @jax.jit
-  def probe(params, rng, root):
-    init_rng, sim_rng = jax.random.split(rng)
-    graph = mcgs_jax.init(params, init_rng, root, env, eval_fn, config)
-
-    def step(graph, i):
-      graph, sel = mcgs_jax.simulate(params, jax.random.fold_in(sim_rng, i), graph, env,
-                                     eval_fn, config)
-      return graph, jnp.where(sel.kind == NO_SIMULATION, 0, sel.length)
-
-    graph, lengths = jax.lax.scan(step, graph, jnp.arange(config.num_simulations))
-    return lengths, graph.stats.nodes_used
-
-  return probe
-
-
-def time_descent(env: Any, config: mcgs_jax.SearchConfig, graph: Any,
-                 repeats: int = 20) -> tuple[float, float]:
-  """The selection phase alone: one batched PUCT descent
-  (`selection.select_batch`, the loop that steps all B games until the
-  deepest one's descent ends) on a searched graph, jitted on its own.
-
-  Args:
-    env: the env.
-    config: the search's SearchConfig.
-    graph: Graph [B, N, A], e.g. `SearchOutput.graph`.
-    repeats: timed calls (median).
-
-  Returns:
-    (median process CPU ms of one descent, its steps: the longest of the B
-    descents).
-  """
-  model = model_lib.as_model(env)
-  select = jax.jit(lambda graph, rng: selection.select_batch(graph, rng, model, config).length)
-  rng = jax.random.key(0)
-  _, lengths, _, cpus = time_calls(lambda: select(graph, rng), repeats, 10.0)
-  return statistics.median(cpus) * 1e3, float(np.max(lengths))
-
-
-def mctx_tree_depths(tree: mctx.Tree) -> np.ndarray:
-  """int[S, B]: the depth of the node simulation i added (node i + 1) in each
-  game of an mctx search tree, from `tree.parents` (a node's index is larger
-  than its parent's)."""
-  parents = np.asarray(tree.parents)
-  depth = np.zeros(parents.shape, np.int64)
-  games = np.arange(parents.shape[0])
-  for node in range(1, parents.shape[1]):
-    depth[:, node] = depth[games, parents[:, node]] + 1
-  return depth[:, 1:].T
-
-
-def depth_figures(lengths: np.ndarray) -> tuple[float, float, float]:
-  """(mean, max, mean over simulations of the batch's max) of descent depths
-  int[S, B] (0: no simulation, left out of the mean)."""
-  lengths = np.asarray(lengths)
-  ran = lengths > 0
-  if not ran.any():
-    return math.nan, math.nan, math.nan
-  return (float(lengths[ran].mean()), float(lengths.max()),
-          float(lengths.max(axis=1)[ran.any(axis=1)].mean()))
-
-
-MAX_OPENING_PLIES = 6   # no Connect-4 game ends within 6 plies
-
-
-def opening_moves(batch_size: int, plies: int, seed: int = 0) -> jax.Array:
-  """int32[plies, B]: `plies` random legal Connect-4 moves per game, drawn on
-  our env from the empty board (no game ends within `MAX_OPENING_PLIES`)."""
-  if not 0 <= plies <= MAX_OPENING_PLIES:
-    raise ValueError(f"opening plies must be in [0, {MAX_OPENING_PLIES}], got {plies}")
-  env = envs.make("connect4")
-  state = env.init(jax.random.key(0), batch_size=batch_size)
-  rng, moves = jax.random.key(seed + 1000), []
-  for _ in range(plies):
-    rng, key = jax.random.split(rng)
-    move = jax.random.categorical(key, jnp.where(state.legal_action_mask, 0.0, -jnp.inf))
-    moves.append(move.astype(jnp.int32))
-    state = env.step(state, moves[-1])
-  return jnp.stack(moves) if moves else jnp.zeros((0, batch_size), jnp.int32)
-
-
-def play_opening(env: Any, state: Any, moves: jax.Array | None) -> Any:
-  """The batch `state` [B] after `moves` int32[K, B] (None: as it is), one
-  game's state at a time (`jax.vmap(env.step)`: pgx's envs and ours)."""
-  if moves is None:
-    return state
-  step = jax.jit(jax.vmap(env.step))
-  for move in moves:
-    state = step(state, move)
-  return state
-
-
-def mcgs_contestant(network: MLP, backup: str, batch_size: int, num_simulations: int,
-                    root_policy: str = "puct", eval_fn: Any = None,
-                    opening: jax.Array | None = None) -> Contestant:
-  """`mcgs_jax.search` on our Connect-4 with the MLP as eval_fn.
-
-  Args:
-    network: the MLP (used when `eval_fn` is None).
-    backup: `SearchConfig.backup` ("mcgs", "tree", ...).
-    batch_size: B, games searched together.
-    num_simulations: S.
-    root_policy: `SearchConfig.root_policy`: "puct" or "gumbel" (with
-      `SearchConfig`'s Gumbel defaults, those of `mctx.gumbel_muzero_policy`).
-    eval_fn: the search's eval_fn; None: `MLPEval(network)`.
-    opening: int32[K, B] moves played from the empty board before the search
-      (`opening_moves`); None: the empty board.
-
-  Returns:
-    The Contestant.
-  """
-  env = envs.make("connect4")
-  config = mcgs_jax.SearchConfig(num_simulations=num_simulations, backup=backup,
-                                 root_policy=root_policy)
-  eval_fn = MLPEval(network) if eval_fn is None else eval_fn
-  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
-
-  def metrics(out):
-    return (float(jnp.mean(out.stats.nodes_used)), float(jnp.mean(out.stats.nn_evals)),
-            float(mcgs_jax.bytes_per_game(out.graph)))
-
-  root = play_opening(env, env.init(jax.random.key(0), batch_size=batch_size), opening)
-  probe = mcgs_depth_probe(env, eval_fn, config)
-
-  def depths(params, rng, out):
-    lengths, nodes_used = probe(params, rng, root)
-    if not np.array_equal(np.asarray(nodes_used), np.asarray(out.stats.nodes_used)):
-      raise RuntimeError("mcgs_depth_probe did not replay the search (other nodes_used)")
-    return np.asarray(lengths)
-
-  return Contestant(search=search, root=root, metrics=metrics, depths=depths,
-                    descent=lambda out: time_descent(env, config, out.graph))
-
-
-def mctx_contestant(network: MLP, batch_size: int, num_simulations: int, env: Any,
-                    policy: str = "muzero", eval_fn: Any = None,
-                    opening: jax.Array | None = None) -> Contestant:
-  """`mctx.muzero_policy` with `env` (pgx's `connect_four`, or ours: the
-  fields it reads are the same) as the model.
-
-  Args:
-    network: the MLP (used when `eval_fn` is None).
-    batch_size: B, games searched together.
-    num_simulations: S.
-    env: the model's env.
-    policy: "muzero" (`mctx.muzero_policy`) or "gumbel_muzero"
-      (`mctx.gumbel_muzero_policy`), each with mctx's defaults.
-    eval_fn: the network call; None: `MLPEval(network)`, the same call as
-      the mcgs_jax contestants.
-    opening: int32[K, B] moves played before the search (`opening_moves`);
-      None: the empty board.
-
-  Returns:
-    The Contestant.
-  """
-  if policy not in ("muzero", "gumbel_muzero"):
-    raise ValueError(f"policy must be 'muzero' or 'gumbel_muzero', got {policy!r}")
-  eval_fn = MLPEval(network) if eval_fn is None else eval_fn
-  policy_fn = mctx.muzero_policy if policy == "muzero" else mctx.gumbel_muzero_policy
-
-  recurrent_fn = benchmarks.mctx_recurrent_fn(env, eval_fn)
-
-  @jax.jit
-  def search(params, rng, state):
-    logits, value = eval_fn(params, None, state)
-    root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
-    return policy_fn(params, rng, root, recurrent_fn, num_simulations=num_simulations,
-                     invalid_actions=~state.legal_action_mask)
-
-  def metrics(out):
-    tree = out.search_tree
-    num_bytes = sum(x.nbytes for x in jax.tree.leaves(tree))
-    return (float(num_simulations + 1), float(num_simulations + 1),
-            num_bytes / tree.node_visits.shape[0])
-
-  root = play_opening(env, jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch_size)),
-                      opening)
-  return Contestant(search=search, root=root, metrics=metrics,
-                    depths=lambda params, rng, out: mctx_tree_depths(out.search_tree))
-
-
-def make_contestant(name: str, network: MLP | None, batch_size: int,
-                    num_simulations: int, eval_fn: Any = None,
-                    opening: jax.Array | None = None) -> Contestant:
-  """The contestant `name` of a cell; `eval_fn` None: `MLPEval(network)`;
-  `opening` int32[K, B] moves before the search, None: the empty board."""
-  if name == "mctx":
-    return mctx_contestant(network, batch_size, num_simulations, pgx.make("connect_four"),
-                           eval_fn=eval_fn, opening=opening)
-  if name == "mctx-ours":
-    return mctx_contestant(network, batch_size, num_simulations, envs.make("connect4"),
-                           eval_fn=eval_fn, opening=opening)
-  return mcgs_contestant(network, name, batch_size, num_simulations, eval_fn=eval_fn,
-                         opening=opening)
-
-
-def pgx_fits(eval_fn: Any, params: Any, plies: int = 12, batch_size: int = 8,
-             seed: int = 0) -> bool:
-  """Whether `eval_fn` gives the same outputs on pgx's `connect_four` states
-  as on ours along the same random games (the same observation planes).
-
-  Args:
-    eval_fn: the network call.
-    params: its parameters.
-    plies: random plies played in both envs (legal moves, the same ones).
-    batch_size: games.
-    seed: the games' seed.
-
-  Returns:
-    True when observations and outputs agree at every ply.
-  """
-  ours, theirs = envs.make("connect4"), pgx.make("connect_four")
-  state = ours.init(jax.random.key(seed), batch_size=batch_size)
-  pgx_state = jax.vmap(theirs.init)(jax.random.split(jax.random.key(seed), batch_size))
-  evaluate, pgx_step = jax.jit(eval_fn), jax.jit(jax.vmap(theirs.step))
-  rng = jax.random.key(seed + 1)
-  for _ in range(plies + 1):
-    try:
-      same_input = bool(jnp.all(ours.observe(state) == pgx_state.observation))
-      outputs = evaluate(params, None, state), evaluate(params, None, pgx_state)
-    except (AttributeError, TypeError, ValueError):
-      return False
-    if not same_input or not all(
-        np.allclose(a, b, atol=1e-5) for a, b in zip(outputs[0], outputs[1])):
-      return False
-    rng, key = jax.random.split(rng)
-    legal = state.legal_action_mask & ~state.terminated[:, None]
-    # A finished game steps with any action: pgx and ours both leave it as it is.
-    action = jax.random.categorical(key, jnp.where(legal | ~legal.any(-1, keepdims=True),
-                                                   0.0, -jnp.inf))
-    state, pgx_state = ours.step(state, action), pgx_step(pgx_state, action)
-  return True
-
-
-@functools.lru_cache(maxsize=None)
-def _network_floor(eval_fn):
-  return jax.jit(bench_phases.network_only, static_argnames=("env", "eval_fn", "num_steps"))
-
-
-def network_floor_ms(eval_fn: Any, params: Any, root: Any, num_steps: int,
-                     repeats: int = 3, budget_s: float = 60.0) -> tuple[float, float]:
-  """Median (wall ms, process CPU ms) of `num_steps` network calls and env
-  steps on the batch `root` of our env in one `lax.scan`
-  (`bench_phases.network_only`)."""
-  floor = _network_floor(eval_fn)
-  call = lambda: floor(params, root, env=envs.make("connect4"), eval_fn=eval_fn,
-                       num_steps=num_steps)
-  _, _, walls, cpus = time_calls(call, repeats, budget_s)
-  if not walls:
-    return math.nan, math.nan
-  return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
-
-
-def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
-  """`benchmarks.time_calls` that also records each timed call's process CPU
-  time. Returns (warm-up s, output, wall s list, CPU s list)."""
-  start = time.perf_counter()
-  output = jax.block_until_ready(fn())
-  warmup = time.perf_counter() - start
-  walls, cpus = [], []
-  if warmup > budget_s:
-    return warmup, output, walls, cpus
-  for _ in range(repeats):
-    start, cpu_start = time.perf_counter(), time.process_time()
-    jax.block_until_ready(fn())
-    walls.append(time.perf_counter() - start)
-    cpus.append(time.process_time() - cpu_start)
-    if sum(walls) > budget_s:
-      break
-  return warmup, output, walls, cpus
-
-
-def predict_warmup(rows: list[dict], name: str, batch_size: int, sims: int) -> float | None:
-  """Expected warm-up seconds of a cell from the contestant's largest timed
-  cell: the run time scaled linearly in batch * sims (an overestimate when
-  the batch grows, since small batches are overhead-bound) plus that cell's
-  compile time."""
-  done = [r for r in rows if r["contestant"] == name and r["status"] == "ok"
-          and r["batch"] * r["sims"] <= batch_size * sims]
-  if not done:
-    return None
-  # Same batch first: run time is linear in the number of simulations.
-  ref = max(done, key=lambda r: (r["batch"] == batch_size, r["batch"] * r["sims"]))
-  run_s = ref["median_ms"] / 1e3
-  compile_s = max(ref["warmup_s"] - run_s, 0.0)
-  return compile_s + run_s * (batch_size * sims) / (ref["batch"] * ref["sims"])
-
-
-def bench_cell(name, network, params, batch_size, sims, args, rows, eval_fn=None):
-  """Runs one contestant in one cell; returns its CSV row. `eval_fn` None:
-  `MLPEval(network)`. Reads `args.reference` (default "mctx"), the
-  contestant the ratio divides by, and `args.depths` (default True)."""
-  row = dict(batch=batch_size, sims=sims, contestant=name, status="ok", warmup_s=math.nan,
-             repeats=0, median_ms=math.nan, sims_per_s=math.nan, ratio_vs_mctx=math.nan,
-             nodes_per_game=math.nan, nn_evals_per_game=math.nan,
-             bytes_per_game=math.nan, cpu_ms=math.nan, ratio_cpu_vs_mctx=math.nan,
-             net_ms=math.nan, net_cpu_ms=math.nan, depth_mean=math.nan, depth_max=math.nan,
-             depth_batch_max_mean=math.nan, descent_cpu_ms=math.nan, descent_steps=math.nan)
-  reference_name = getattr(args, "reference", "mctx")
-  predicted = predict_warmup(rows, name, batch_size, sims)
-  if predicted is not None and predicted > args.max_seconds:
-    row["status"] = f"skipped (predicted {predicted:.0f} s)"
-    return row
-  opening = getattr(args, "opening", None)
-  contestant = make_contestant(name, network, batch_size, sims, eval_fn, opening)
-  rng = jax.random.key(args.seed)
-  call = lambda: contestant.search(params, rng, contestant.root)
-  warmup, output, times, cpu_times = time_calls(call, args.repeats, args.max_seconds)
-  row["warmup_s"] = warmup
-  if not times:
-    row["status"] = f"skipped (warm-up {warmup:.0f} s)"
-    return row
-  seconds = statistics.median(times)
-  nodes, evals, num_bytes = contestant.metrics(output)
-  row.update(repeats=len(times), median_ms=seconds * 1e3,
-             cpu_ms=statistics.median(cpu_times) * 1e3,
-             sims_per_s=batch_size * sims / seconds, nodes_per_game=nodes,
-             nn_evals_per_game=evals, bytes_per_game=num_bytes)
-  if getattr(args, "depths", True) and contestant.depths is not None:
-    depth_mean, depth_max, batch_max = depth_figures(contestant.depths(params, rng, output))
-    row.update(depth_mean=depth_mean, depth_max=depth_max, depth_batch_max_mean=batch_max)
-  if getattr(args, "depths", True) and contestant.descent is not None:
-    row["descent_cpu_ms"], row["descent_steps"] = contestant.descent(output)
-  # The floor is the same for every contestant of a cell: measured once.
-  floor = [r for r in rows if r["batch"] == batch_size and r["sims"] == sims
-           and not math.isnan(r["net_ms"])]
-  if floor:
-    row.update(net_ms=floor[0]["net_ms"], net_cpu_ms=floor[0]["net_cpu_ms"])
-  elif getattr(args, "net_floor", True):
-    root = play_opening(envs.make("connect4"), envs.make("connect4").init(
-        jax.random.key(0), batch_size=batch_size), opening)
-    row["net_ms"], row["net_cpu_ms"] = network_floor_ms(
-        MLPEval(network) if eval_fn is None else eval_fn, params, root, sims + 1,
-        budget_s=args.max_seconds)
-  reference = [r for r in rows + [row] if r["contestant"] == reference_name
-               and r["batch"] == batch_size and r["sims"] == sims and r["status"] == "ok"]
-  if reference:
-    row["ratio_vs_mctx"] = row["median_ms"] / reference[0]["median_ms"]
-    row["ratio_cpu_vs_mctx"] = row["cpu_ms"] / reference[0]["cpu_ms"]
-  return row
-
-
-def _fmt(value, spec):
-  return "-" if isinstance(value, float) and math.isnan(value) else format(value, spec)
-
-
-def format_table(rows: list[dict]) -> str:
-  """A markdown table of the measured rows."""
-  header = ("| B | S | search | ms/search | sims/s | vs mctx | cpu ms | cpu vs mctx | "
-            "net+env cpu ms | depth mean | "
-            "depth max | batch-max depth | descent cpu ms (steps) | nodes/game | "
-            "nn evals/game | KiB/game | "
-            "warm-up s | status |")
-  lines = [header, "|" + "---|" * (header.count("|") - 1)]
-  for r in rows:
-    lines.append(
-        f"| {r['batch']} | {r['sims']} | {r['contestant']} | {_fmt(r['median_ms'], '.1f')} | "
-        f"{_fmt(r['sims_per_s'], ',.0f')} | {_fmt(r['ratio_vs_mctx'], '.2f')} | "
-        f"{_fmt(r['cpu_ms'], '.1f')} | {_fmt(r['ratio_cpu_vs_mctx'], '.2f')} | "
-        f"{_fmt(r['net_cpu_ms'], '.1f')} | {_fmt(r['depth_mean'], '.1f')} | "
-        f"{_fmt(r['depth_max'], '.0f')} | {_fmt(r['depth_batch_max_mean'], '.1f')} | "
-        f"{_fmt(r['descent_cpu_ms'], '.2f')} ({_fmt(r['descent_steps'], '.0f')}) | "
-        f"{_fmt(r['nodes_per_game'], '.1f')} | {_fmt(r['nn_evals_per_game'], '.1f')} | "
-        f"{_fmt(r['bytes_per_game'] / 1024, '.1f')} | {_fmt(r['warmup_s'], '.1f')} | "
-        f"{r['status']} |")
-  return "\n".join(lines)
-
-
-def format_savings(rows: list[dict]) -> str:
-  """% fewer nodes and network evaluations of mcgs vs tree at the largest S."""
-  ok = [r for r in rows if r["status"] == "ok" and r["contestant"] in ("mcgs", "tree")]
-  if not ok:
-    return "mcgs vs tree: no cell measured."
-  sims = max(r["sims"] for r in ok)
-  lines = [f"mcgs vs tree at S={sims}:"]
-  for batch_size in sorted({r["batch"] for r in ok if r["sims"] == sims}):
-    cell = {r["contestant"]: r for r in ok if r["sims"] == sims and r["batch"] == batch_size}
-    if len(cell) < 2:
-      continue
-    mcgs, tree = cell["mcgs"], cell["tree"]
-    fewer = lambda key: 100.0 * (1.0 - mcgs[key] / tree[key])
-    lines.append(
-        f"  B={batch_size}: {fewer('nodes_per_game'):.1f}% fewer nodes "
-        f"({mcgs['nodes_per_game']:.1f} vs {tree['nodes_per_game']:.1f}), "
-        f"{fewer('nn_evals_per_game'):.1f}% fewer network evaluations "
-        f"({mcgs['nn_evals_per_game']:.1f} vs {tree['nn_evals_per_game']:.1f}), "
-        f"time mcgs/tree {mcgs['median_ms'] / tree['median_ms']:.2f}")
-  return "\n".join(lines)
-
-
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
-                      help=f"batch {QUICK_BATCH} x sims {QUICK_SIMS}")
+                      help=f"batch {search_speed.QUICK_BATCH} x sims {search_speed.QUICK_SIMS}")
   parser.add_argument("--batch", type=int, nargs="+", help="batch sizes (overrides the grid)")
   parser.add_argument("--sims", type=int, nargs="+", help="simulation counts (overrides)")
   parser.add_argument("--contestants", nargs="+",
-                      choices=CONTESTANTS + EXTRA_CONTESTANTS, default=CONTESTANTS)
+                      choices=search_speed.CONTESTANTS + search_speed.EXTRA_CONTESTANTS,
+                      default=search_speed.CONTESTANTS)
   parser.add_argument("--repeats", type=int, default=5, help="timed calls per cell")
-  parser.add_argument("--max-seconds", type=float, default=120.0,
-                      help="skip a cell whose warm-up (compile + one search) takes longer; "
-                      "also bounds the timed repeats of a cell")
+  parser.add_argument(
+      "--max-seconds", type=float, default=120.0,
+      help="skip a cell whose warm-up (compile + one search) takes longer; "
+      "also bounds the timed repeats of a cell")
   parser.add_argument("--seed", type=int, default=0)
-  parser.add_argument("--agent", metavar="DIR",
-                      help="search with the trained agent in DIR (config.json, agent.msgpack; "
-                      "learning.checkpoint.load_agent) instead of the random MLP")
+  parser.add_argument(
+      "--agent", metavar="DIR",
+      help="search with the trained agent in DIR (config.json, agent.msgpack; "
+      "learning.checkpoint.load_agent) instead of the random MLP")
   parser.add_argument("--no-depths", dest="depths", action="store_false",
                       help="skip the depth figures (our searches' untimed replay)")
   parser.add_argument("--no-net-floor", dest="net_floor", action="store_false",
                       help="skip the network+env floor (net ms) of each cell")
-  parser.add_argument("--opening-plies", type=int, default=0,
-                      help=f"search from this many random legal plies (<= {MAX_OPENING_PLIES}), "
-                      "another opening per game; 0: the empty board")
+  parser.add_argument(
+      "--opening-plies", type=int, default=0,
+      help=f"search from this many random legal plies (<= {search_speed.MAX_OPENING_PLIES}), "
+      "another opening per game; 0: the empty board")
   parser.add_argument("--csv", default="results/bench_search.csv")
   args = parser.parse_args(argv)
   if args.batch is None:
-    args.batch = QUICK_BATCH if args.quick else FULL_BATCH
+    args.batch = search_speed.QUICK_BATCH if args.quick else search_speed.FULL_BATCH
   if args.sims is None:
-    args.sims = QUICK_SIMS if args.quick else FULL_SIMS
+    args.sims = search_speed.QUICK_SIMS if args.quick else search_speed.FULL_SIMS
   return args
 
 
 def load_agent(directory: str):
   """(network description, eval_fn, params) of the trained Connect-4 agent in
   `directory` (`learning.checkpoint.load_agent`)."""
-  from learning import checkpoint   # imports orbax: only with --agent
+  from learning import checkpoint  # imports orbax: only with --agent
   config = checkpoint.load_config(directory)
   if config.env != "connect4":
     raise ValueError(f"{directory} holds a {config.env!r} agent; this benchmark is Connect-4")
@@ -594,16 +138,17 @@ def main(argv=None):
     network = None
     described, eval_fn, params = load_agent(args.agent)
   else:
-    network = MLP(num_actions=NUM_ACTIONS, hidden_sizes=HIDDEN_SIZES)
+    network = MLP(num_actions=search_speed.NUM_ACTIONS, hidden_sizes=search_speed.HIDDEN_SIZES)
     params = init_params(network, jax.random.key(args.seed), jnp.zeros((1, 6, 7, 2)))
-    described, eval_fn = f"random MLP {HIDDEN_SIZES}", None
-  print(f"jax {jax.__version__} on {jax.devices()[0].platform}, mctx {mctx.__version__}, "
-        f"pgx {pgx.__version__}; batch {args.batch} x sims {args.sims}, "
-        f"max {args.max_seconds:.0f} s per cell; network: {described}", flush=True)
+    described, eval_fn = f"random MLP {search_speed.HIDDEN_SIZES}", None
+  print(
+      f"jax {jax.__version__} on {jax.devices()[0].platform}, mctx {mctx.__version__}, "
+      f"pgx {pgx.__version__}; batch {args.batch} x sims {args.sims}, "
+      f"max {args.max_seconds:.0f} s per cell; network: {described}", flush=True)
   contestants = list(args.contestants)
   args.reference = "mctx"
   if args.agent and "mctx" in contestants:
-    if pgx_fits(eval_fn, params):
+    if search_speed.pgx_fits(eval_fn, params):
       print("mctx steps pgx's connect_four: the agent's eval_fn gives the same outputs on "
             "pgx's states as on ours (same observation planes, checked along random games)")
     else:
@@ -618,25 +163,26 @@ def main(argv=None):
   rows = []
   # The reference (mctx) first in every cell: the others report their time
   # relative to it.
-  order = [c for c in CONTESTANTS + EXTRA_CONTESTANTS if c in contestants]
+  order = [c for c in search_speed.CONTESTANTS + search_speed.EXTRA_CONTESTANTS if c in contestants]
   order.sort(key=lambda c: c != args.reference)
   for batch_size in args.batch:
     if args.opening_plies:
-      args.opening = opening_moves(batch_size, args.opening_plies, args.seed)
+      args.opening = search_speed.opening_moves(batch_size, args.opening_plies, args.seed)
     for sims in args.sims:
       for name in order:
-        row = bench_cell(name, network, params, batch_size, sims, args, rows, eval_fn)
+        row = search_speed.bench_cell(name, network, params, batch_size, sims, args, rows, eval_fn)
         rows.append(row)
-        print(f"  B={batch_size:<5} S={sims:<4} {name:<9} "
-              f"{_fmt(row['median_ms'], '10.1f')} ms  {row['status']}", flush=True)
+        print(
+            f"  B={batch_size:<5} S={sims:<4} {name:<9} "
+            f"{measure.format_number(row['median_ms'], '10.1f')} ms  {row['status']}", flush=True)
   print()
-  print(format_table(rows))
+  print(search_speed.format_table(rows))
   print()
-  print(format_savings(rows))
+  print(search_speed.format_savings(rows))
   print()
   print(NOTE.format(network=described))
   print(f"\nTotal {time.perf_counter() - start:.0f} s. CSV: {args.csv}")
-  benchmarks.write_csv(args.csv, rows, FIELDS)
+  measure.write_csv(args.csv, rows, search_speed.FIELDS)
 
 
 if __name__ == "__main__":

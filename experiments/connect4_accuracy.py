@@ -35,229 +35,30 @@ move is the batch's wall time divided by its size. Every search uses the
 same number of simulations.
 """
 
-import functools
 import pathlib
 import sys
-import time
-from typing import Callable
 
-import jax
-import jax.numpy as jnp
-import mctx
-import numpy as np
-
-import envs
-import mcgs_jax
-from envs import connect4
+from benchmarks import accuracy
+from benchmarks import measure
 from envs import pons
-from learning import benchmarks
-from learning import evaluation
 from learning import cli
-
-DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
-# The backup modes but tt_cache, which is not one of this benchmark's
-# contestants (it still runs as --searches tt_cache), then the external
-# references.
-SEARCHES = tuple(m for m in mcgs_jax.modes.names() if m != "tt_cache") + ("mctx", "openspiel")
-# SearchConfig switches per enhancement name, at the paper's settings.
-ENHANCEMENTS = {
-    "solver": dict(solver=True),
-    "qvalue": dict(q_value_weight=2.0),
-    "epsgreedy": dict(eps_greedy=0.05),
-    "constraint": dict(eps_constraint=0.01),
-}
-ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
-# Further switches (not in "all", the paper's build), at their sources' settings.
-ENHANCEMENTS.update({
-    "ppsoft": dict(progressive_pruning="soft"),   # Bouzy: 100 visits per move, r_d 1
-    "pphard": dict(progressive_pruning="hard"),
-    "lcb": dict(move_choice="lcb"),
-    "minroot": dict(min_root_visit_fraction=0.005),   # MantisShrimp: 4 of 800
-    "bounds": dict(solver=True, solver_bounds=True),   # score-bounded solver (draw proofs)
-    "gumbel": dict(root_policy="gumbel"),   # Gumbel root search, mctx's defaults
-})
-# Classic MCTS enhancements (docs/search_options.md#classic-mcts-enhancements).
-ENHANCEMENTS.update({
-    "rave": dict(rave=True, rave_b=0.1),
-    "expvisits": dict(expansion_policy="visits", expansion_threshold=2),
-    "expprob": dict(expansion_policy="probability", expansion_threshold=0.25),
-    "depth1": dict(depth_i=1),
-    "depth2": dict(depth_i=2),
-})
-# Enhancements of the leaf evaluation (eval_fn), not SearchConfig switches.
-# The benchmark has no trained network: "mix" mixes the uniform evaluator
-# (value 0) with the rollout, lam = 0.5 (AlphaGo's lambda), so it measures
-# the value's scale only; with a network, pass it as `network_eval`.
-EVAL_ENHANCEMENTS = ("mix",)
-DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
-FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo",
-          "preserving_hi", "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch",
-          "nodes")
-
-
-# Positions with exact scores: `envs.pons` (kept here under their old names).
-Position = pons.Position
-parse_columns_line = pons.parse_columns_line
-load_set = pons.load_set
-label = pons.label
-load_positions = pons.load_positions
-generate = pons.generate
-
-
-# ------------------------------------------------------------------- searches
-
-
-def search_config(search: str, sims: int) -> mcgs_jax.SearchConfig:
-  """`backup[+enhancement...]` -> SearchConfig."""
-  backup, *names = search.split("+")
-  switches = {}
-  for name in names:
-    if name in EVAL_ENHANCEMENTS:
-      continue
-    if name not in ENHANCEMENTS:
-      raise ValueError(f"unknown enhancement {name!r}; known: {sorted(ENHANCEMENTS)}")
-    switches.update(ENHANCEMENTS[name])
-  return mcgs_jax.SearchConfig(num_simulations=sims, backup=backup, **switches)
-
-
-@functools.lru_cache(maxsize=None)
-def _mcgs_search(search: str, sims: int) -> Callable:
-  env = envs.make("connect4")
-  config = search_config(search, sims)
-  eval_fn = envs.rollout_eval(env)
-  if "mix" in search.split("+"):
-    eval_fn = envs.mixed_eval(envs.uniform_eval(env), eval_fn, 0.5)
-  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
-
-  def run(rng, states):
-    out = search(None, rng, states)
-    return out.action, out.stats.nodes_used
-
-  return run
-
-
-def _mctx_search(sims: int) -> Callable:
-  env = envs.make("connect4")
-  rollout = envs.rollout_eval(env)
-
-  def recurrent_fn(params, rng, action, state):
-    child = env.step(state, action)
-    mover = state.current_player
-    reward = jnp.take_along_axis(child.rewards, mover[:, None], axis=1)[:, 0]
-    _, value = rollout(params, rng, child)
-    logits = jnp.where(child.legal_action_mask, 0.0, -1e9)
-    out = mctx.RecurrentFnOutput(
-        reward=reward, discount=jnp.where(child.terminated, 0.0, -1.0),
-        prior_logits=logits, value=jnp.where(child.terminated, 0.0, value))
-    return out, child
-
-  @jax.jit
-  def search(rng, state):
-    root_rng, search_rng = jax.random.split(rng)
-    _, value = rollout(None, root_rng, state)
-    root = mctx.RootFnOutput(prior_logits=jnp.zeros((state.ply.shape[0], 7)), value=value,
-                             embedding=state)
-    out = mctx.muzero_policy(None, search_rng, root, recurrent_fn, sims,
-                             invalid_actions=~state.legal_action_mask,
-                             dirichlet_fraction=0.0)
-    # The most visited move, as the mcgs_jax searches play.
-    return jnp.argmax(out.search_tree.summary().visit_counts, axis=-1)
-
-  return search
-
-
-def run_batched(search: Callable, positions: list[Position], batch: int,
-                seed: int) -> tuple[np.ndarray, float]:
-  """Moves chosen for all positions, and seconds per move (warm-up excluded)."""
-  states = [connect4.from_moves(p.moves) for p in positions]
-  # Pad the last chunk so that one compiled function serves every chunk.
-  padded = states + [states[-1]] * (-len(states) % batch)
-  chunks = [envs.stack(padded[i:i + batch]) for i in range(0, len(padded), batch)]
-  rng = jax.random.PRNGKey(seed)
-  jax.block_until_ready(search(rng, chunks[0]))   # compile
-  moves, nodes, start = [], [], time.perf_counter()
-  for i, chunk in enumerate(chunks):
-    out = search(jax.random.fold_in(rng, i), chunk)
-    # mcgs_jax searches also return the nodes each game stored.
-    if isinstance(out, tuple):
-      out, used = out
-      nodes.append(np.asarray(used))
-    moves.append(np.asarray(out))
-  elapsed = time.perf_counter() - start
-  moves = np.concatenate(moves)[:len(positions)]
-  if nodes:
-    return moves, elapsed / len(padded), float(np.concatenate(nodes)[:len(positions)].mean())
-  return moves, elapsed / len(padded)
-
-
-def run_openspiel(positions: list[Position], sims: int, seed: int) -> tuple[np.ndarray, float]:
-  import pyspiel  # pylint: disable=g-import-not-at-top  (optional dependency)
-  game = pyspiel.load_game("connect_four")
-  moves, elapsed = [], 0.0
-  for i, position in enumerate(positions):
-    bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, seed + i), 2.0, sims,
-                          1000, True, seed + i, False)
-    state = game.new_initial_state()
-    for ch in position.moves:
-      state.apply_action(int(ch) - 1)
-    start = time.perf_counter()
-    moves.append(bot.step(state))
-    elapsed += time.perf_counter() - start
-  return np.array(moves), elapsed / len(positions)
-
-
-def choose_moves(search: str, positions: list[Position], sims: int, batch: int,
-                 seed: int) -> tuple[np.ndarray, float, float | None]:
-  """Moves, seconds per move, and the mean nodes stored per search (None
-  for the external searches)."""
-  if search == "openspiel":
-    return run_openspiel(positions, sims, seed) + (None,)
-  if search == "mctx":
-    return run_batched(_mctx_search(sims), positions, batch, seed) + (None,)
-  return run_batched(_mcgs_search(search, sims), positions, batch, seed)
-
-
-def score_moves(positions: list[Position], moves: np.ndarray) -> dict:
-  n = len(positions)
-  preserving = sum(p.preserves(int(m)) for p, m in zip(positions, moves))
-  optimal = sum(p.is_optimal(int(m)) for p, m in zip(positions, moves))
-  p_lo, p_hi = evaluation.wilson_interval(preserving, n)
-  o_lo, o_hi = evaluation.wilson_interval(optimal, n)
-  return dict(positions=n, preserving=round(preserving / n, 4), preserving_lo=round(p_lo, 4),
-              preserving_hi=round(p_hi, 4), optimal=round(optimal / n, 4),
-              optimal_lo=round(o_lo, 4), optimal_hi=round(o_hi, 4))
-
-
-def format_table(rows: list[dict]) -> str:
-  lines = ["| set | search | sims | n | outcome-preserving [95% CI] | optimal [95% CI] | ms/move "
-           "| nodes |",
-           "|---|---|---|---|---|---|---|---|"]
-  for r in rows:
-    batch = f" (B={r['batch']})" if r["batch"] > 1 else ""
-    lines.append(
-        f"| {r['set']} | {r['search']} | {r['sims']} | {r['positions']} | "
-        f"{100 * r['preserving']:.1f}% [{100 * r['preserving_lo']:.1f}, "
-        f"{100 * r['preserving_hi']:.1f}] | {100 * r['optimal']:.1f}% "
-        f"[{100 * r['optimal_lo']:.1f}, {100 * r['optimal_hi']:.1f}] | "
-        f"{r['ms_per_move']:.2f}{batch} | {r.get('nodes', '')} |")
-  return "\n".join(lines)
 
 
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--sets", nargs="+", default=list(DEFAULT_SETS),
+  parser.add_argument("--sets", nargs="+", default=list(accuracy.DEFAULT_SETS),
                       help="Pons sets, e.g. L3_R1 L2_R1 L1_R1")
   parser.add_argument("--positions", help="a positions file instead of --sets")
   parser.add_argument("--generate", type=int, help="label this many random positions")
   parser.add_argument("--stones", default="10-20", help="stone range for --generate")
   parser.add_argument("--positions-out", help="write generated positions (columns format)")
-  parser.add_argument("--searches", nargs="+", default=list(DEFAULT_SEARCHES),
-                      help=f"{', '.join(SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
-                      f"ENHANCEMENT in {', '.join(list(ENHANCEMENTS) + list(EVAL_ENHANCEMENTS))}")
+  parser.add_argument(
+      "--searches", nargs="+", default=list(accuracy.DEFAULT_SEARCHES),
+      help=f"{', '.join(accuracy.SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
+      f"ENHANCEMENT in {', '.join(list(accuracy.ENHANCEMENTS) + list(accuracy.EVAL_ENHANCEMENTS))}")
   parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
   parser.add_argument("--limit", type=int, help="first N positions of each set")
-  parser.add_argument("--batch", type=int, default=100,
-                      help="positions per mcgs_jax/mctx call")
+  parser.add_argument("--batch", type=int, default=100, help="positions per mcgs_jax/mctx call")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--csv", default="results/connect4_accuracy.csv")
   return parser.parse_args(argv)
@@ -267,32 +68,34 @@ def main(argv=None):
   args = parse_args(argv)
   for search in args.searches:
     if search not in ("mctx", "openspiel"):
-      search_config(search, 1)   # fails early on a misspelt name
+      accuracy.search_config(search, 1)  # fails early on a misspelt name
   if args.generate:
     low, high = (int(v) for v in args.stones.split("-"))
-    suites = {f"random{low}-{high}": generate(args.generate, low, high, args.seed)}
+    suites = {f"random{low}-{high}": accuracy.generate(args.generate, low, high, args.seed)}
     if args.positions_out:
       pathlib.Path(args.positions_out).write_text("".join(
           pons.format_columns_line(p.moves, p.column_scores) + "\n"
           for p in next(iter(suites.values()))))
   elif args.positions:
-    suites = {pathlib.Path(args.positions).name: load_positions(args.positions, args.limit)}
+    suites = {
+        pathlib.Path(args.positions).name: accuracy.load_positions(args.positions, args.limit)
+    }
   else:
-    suites = {name: load_set(name, args.limit) for name in args.sets}
+    suites = {name: accuracy.load_set(name, args.limit) for name in args.sets}
   rows = []
   for suite, positions in suites.items():
     for sims in args.sims:
       for search in args.searches:
         batch = 1 if search == "openspiel" else min(args.batch, len(positions))
-        moves, seconds, nodes = choose_moves(search, positions, sims, batch, args.seed)
+        moves, seconds, nodes = accuracy.choose_moves(search, positions, sims, batch, args.seed)
         row = dict(set=suite, search=search, sims=sims, ms_per_move=round(seconds * 1e3, 3),
                    batch=batch, nodes="" if nodes is None else round(nodes, 1),
-                   **score_moves(positions, moves))
+                   **accuracy.score_moves(positions, moves))
         rows.append(row)
-        print(format_table([row]).splitlines()[-1], flush=True)
+        print(accuracy.format_table([row]).splitlines()[-1], flush=True)
   print()
-  print(format_table(rows))
-  benchmarks.write_csv(args.csv, rows, FIELDS)
+  print(accuracy.format_table(rows))
+  measure.write_csv(args.csv, rows, accuracy.FIELDS)
   print(f"CSV: {args.csv}")
 
 

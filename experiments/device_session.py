@@ -45,7 +45,7 @@ import subprocess
 import sys
 import time
 
-from experiments import device_report
+from benchmarks import report_plan
 from learning import cli
 
 # The lent machine: 12 minutes of device time for the whole call, of which
@@ -108,7 +108,7 @@ class Prediction:
     return self.total_s + MACHINE_START_S
 
 
-def predict(plan: device_report.Plan, seconds: float, quick: bool) -> Prediction:
+def predict(plan: report_plan.Plan, seconds: float, quick: bool) -> Prediction:
   """The session's plan: the report's section budgets and start-up, the
   closing margin, and training for the rest of `seconds` (0 when less than
   `MIN_TRAINING_S` is left; the quick run trains a fixed 4 iterations,
@@ -295,7 +295,7 @@ def main(argv=None):
   args = parse_args(argv)
   start = time.monotonic()
   deadline = start + args.seconds
-  plan = device_report.QUICK_PLAN if args.quick else device_report.FULL_PLAN
+  plan = report_plan.QUICK_PLAN if args.quick else report_plan.FULL_PLAN
   prediction = predict(plan, args.seconds, args.quick)
   fits = prediction.total_s <= args.seconds and prediction.device_s <= 60 * DEVICE_MINUTES
   print(f"plan: report {prediction.report_s:.0f} s, training {prediction.training_s:.0f} s, "

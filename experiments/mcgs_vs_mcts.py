@@ -80,8 +80,8 @@ from envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-po
 from envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import benchmarks  # pylint: disable=g-import-not-at-top,wrong-import-position
-from experiments import connect4_accuracy  # pylint: disable=g-import-not-at-top,wrong-import-position
+from benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
+from benchmarks import accuracy as accuracy_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -559,18 +559,18 @@ def memory(setting: Setting, modes, simulations_list, seed: int = 0) -> list[dic
                        bytes_allocated=allocated,
                        transposition_hits=round(stats["transposition_hits"], 1),
                        tt_cache_hits=round(stats["tt_cache_hits"], 1)))
-      print(benchmarks.markdown_table([rows[-1]], MEMORY_FIELDS).splitlines()[-1], flush=True)
+      print(measure.markdown_table([rows[-1]], MEMORY_FIELDS).splitlines()[-1], flush=True)
   return rows
 
 
 def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int = 200,
              batch: int = 100, seed: int = 0) -> list[dict]:
-  """Move accuracy on Pons' sets (`experiments.connect4_accuracy`'s scoring)
+  """Move accuracy on Pons' sets (`benchmarks.accuracy`'s scoring)
   with the network as evaluator, each mode at each evaluation budget."""
   env, eval_fn, params = load_network(network)
   rows = []
   for set_name in sets:
-    positions = connect4_accuracy.load_set(set_name, limit)
+    positions = accuracy_lib.load_set(set_name, limit)
     for budget in budgets:
       for mode in modes:
         config = budget_config(mode, budget)
@@ -579,12 +579,12 @@ def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int =
           actions, stats = _measured_search(params, rng, states, env, eval_fn, config)
           return actions, stats["nodes"]
 
-        moves, seconds, nodes = connect4_accuracy.run_batched(
+        moves, seconds, nodes = accuracy_lib.run_batched(
             run, positions, min(batch, len(positions)), seed)
         rows.append(dict(set=set_name, network=network, search=mode, budget=budget,
                          ms_per_move=round(seconds * 1e3, 3), nodes=round(nodes, 1),
-                         **connect4_accuracy.score_moves(positions, moves)))
-        print(benchmarks.markdown_table([rows[-1]], ACCURACY_FIELDS).splitlines()[-1], flush=True)
+                         **accuracy_lib.score_moves(positions, moves)))
+        print(measure.markdown_table([rows[-1]], ACCURACY_FIELDS).splitlines()[-1], flush=True)
   return rows
 
 
@@ -642,7 +642,7 @@ def write_plots(out: str, docs: str | None) -> list[str]:
       written.append(plot_elo(mine, "b_ms_per_move", f"ms per move ({REFERENCE}'s, measured)",
                               os.path.join(target, stem + ".png"),
                               f"{env_id}, {network}: equal time"))
-    benchmarks.write_csv(os.path.join(target, stem + ".csv"), mine, MATCH_FIELDS)
+    measure.write_csv(os.path.join(target, stem + ".csv"), mine, MATCH_FIELDS)
     written.append(os.path.join(target, stem + ".csv"))
   return written
 
@@ -739,16 +739,16 @@ def main(argv=None):
                      args.budgets, args.seed)
     for path in [os.path.join(out, "memory.csv")] + (
         [os.path.join(args.docs, "memory.csv")] if args.docs else []):
-      benchmarks.write_csv(path, rows, MEMORY_FIELDS)
-    print(benchmarks.markdown_table(rows, MEMORY_FIELDS))
+      measure.write_csv(path, rows, MEMORY_FIELDS)
+    print(measure.markdown_table(rows, MEMORY_FIELDS))
   elif args.part == "accuracy":
     rows = accuracy(args.network, args.modes, args.budgets, args.sets, args.limit,
                     seed=args.seed)
     name = f"accuracy_{args.network}.csv"
     for path in [os.path.join(out, name)] + (
         [os.path.join(args.docs, name)] if args.docs else []):
-      benchmarks.write_csv(path, rows, ACCURACY_FIELDS)
-    print(benchmarks.markdown_table(rows, ACCURACY_FIELDS))
+      measure.write_csv(path, rows, ACCURACY_FIELDS)
+    print(measure.markdown_table(rows, ACCURACY_FIELDS))
   if args.part in ("evals", "time", "ablation", "nim", "plots"):
     for path in write_plots(out, args.docs):
       print(path)

@@ -6,6 +6,7 @@ import types
 import numpy as np
 import pytest
 
+from benchmarks import search_speed
 from experiments import bench_search
 
 
@@ -13,12 +14,12 @@ def test_depth_figures_and_mctx_tree_depths():
   # Two games; simulation i adds node i + 1. Game 0 is a chain (depths 1, 2,
   # 3), game 1 a star (depth 1 every time).
   tree = types.SimpleNamespace(parents=np.array([[-1, 0, 1, 2], [-1, 0, 0, 0]]))
-  depths = bench_search.mctx_tree_depths(tree)
+  depths = search_speed.mctx_tree_depths(tree)
   np.testing.assert_array_equal(depths, [[1, 1], [2, 1], [3, 1]])
-  mean, maximum, batch_max = bench_search.depth_figures(depths)
+  mean, maximum, batch_max = search_speed.depth_figures(depths)
   assert (mean, maximum, batch_max) == (9 / 6, 3.0, 2.0)
   # A game that ran no simulation (0) is left out of the mean.
-  assert bench_search.depth_figures(np.array([[2, 0], [4, 0]]))[:2] == (3.0, 4.0)
+  assert search_speed.depth_figures(np.array([[2, 0], [4, 0]]))[:2] == (3.0, 4.0)
 
 
 @pytest.mark.slow
@@ -47,13 +48,13 @@ def test_openings_differ_per_game_and_match_in_both_envs():
   import pgx
 
   import envs
-  moves = bench_search.opening_moves(4, 3)
+  moves = search_speed.opening_moves(4, 3)
   assert moves.shape == (3, 4) and len({tuple(m) for m in np.asarray(moves).T}) > 1
-  ours = bench_search.play_opening(envs.make("connect4"),
+  ours = search_speed.play_opening(envs.make("connect4"),
                                    envs.make("connect4").init(jax.random.key(0), batch_size=4),
                                    moves)
   theirs_env = pgx.make("connect_four")
-  theirs = bench_search.play_opening(
+  theirs = search_speed.play_opening(
       theirs_env, jax.vmap(theirs_env.init)(jax.random.split(jax.random.key(0), 4)), moves)
   np.testing.assert_array_equal(ours.observation, theirs.observation)
   assert not np.asarray(ours.terminated).any()

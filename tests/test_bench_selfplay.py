@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from benchmarks import selfplay_speed
 from experiments import bench_selfplay
 
 
@@ -31,4 +32,4 @@ def test_tiny_run_writes_rows(tmp_path, capsys):
 def test_quick_defaults():
   args = bench_selfplay.parse_args(["--quick", "--moves", "2"])
   assert (args.batch, args.simulations, args.moves) == (
-      bench_selfplay.QUICK["batch"], bench_selfplay.QUICK["simulations"], 2)
+      selfplay_speed.QUICK["batch"], selfplay_speed.QUICK["simulations"], 2)

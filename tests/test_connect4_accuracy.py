@@ -4,7 +4,8 @@ import importlib.util
 
 import pytest
 
-from experiments import connect4_accuracy as acc
+from benchmarks import accuracy
+from experiments import connect4_accuracy
 from learning import evaluation
 from envs import pons
 
@@ -19,15 +20,15 @@ def test_wilson_interval_golden_values():
 
 def test_position_scoring_follows_the_columns_convention():
   # A Test_L2_R1 line: score 4 for the side to move, columns 6 is best.
-  p = acc.parse_columns_line("5554224333234511764415115 8,8,8,8,43,-4,8")
+  p = accuracy.parse_columns_line("5554224333234511764415115 8,8,8,8,43,-4,8")
   assert p.score == 4
   assert p.is_optimal(5) and p.preserves(5)
   assert not p.preserves(0) and not p.is_optimal(0)
   assert not p.preserves(4)          # full column
-  drawn = acc.Position("x", (0, 1, 0, None, 2, 0, 0))
+  drawn = accuracy.Position("x", (0, 1, 0, None, 2, 0, 0))
   assert drawn.score == 0
   assert drawn.preserves(0) and not drawn.preserves(1)
-  lost = acc.Position("x", (3, 5, None, 3, 3, 3, 3))
+  lost = accuracy.Position("x", (3, 5, None, 3, 3, 3, 3))
   assert lost.score == -3
   assert all(lost.preserves(c) for c in (0, 1, 3))
   assert lost.is_optimal(0) and not lost.is_optimal(1)
@@ -35,7 +36,7 @@ def test_position_scoring_follows_the_columns_convention():
 
 def test_every_pons_set_agrees_with_its_scores_file():
   for name in pons.SETS:
-    positions = acc.load_set(name)
+    positions = accuracy.load_set(name)
     scores = [score for _, score in pons.read_scores(name)]
     assert [p.score for p in positions] == scores
 
@@ -45,13 +46,13 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
   searches = ["mcgs", "tree"]
   if importlib.util.find_spec("pyspiel") is not None:
     searches.append("openspiel")
-  csv_path = tmp_path / "acc.csv"
-  acc.main(["--sets", "L3_R1", "--sims", "64", "--limit", "8", "--batch", "8",
+  csv_path = tmp_path / "accuracy.csv"
+  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "64", "--limit", "8", "--batch", "8",
             "--searches", *searches, "--csv", str(csv_path)])
   lines = csv_path.read_text().splitlines()
   assert len(lines) == 1 + len(searches)
   for line in lines[1:]:
-    row = dict(zip(acc.FIELDS, line.split(",")))
+    row = dict(zip(accuracy.FIELDS, line.split(",")))
     assert row["positions"] == "8"
     # End-game positions: 64 simulations with rollouts find a move that keeps
     # the result in most of them.
@@ -64,11 +65,11 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
 def test_new_switch_rows_run(tmp_path):
   searches = ["katago", "mcgs+ppsoft", "mcgs+pphard", "mcgs+lcb", "mcgs+minroot"]
   for search in searches:
-    acc.search_config(search, 8)
-  assert acc.search_config("katago+lcb", 8).move_choice == "lcb"
-  assert "progressive_pruning" not in acc.ENHANCEMENTS["all"]
-  csv_path = tmp_path / "acc.csv"
-  acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+    accuracy.search_config(search, 8)
+  assert accuracy.search_config("katago+lcb", 8).move_choice == "lcb"
+  assert "progressive_pruning" not in accuracy.ENHANCEMENTS["all"]
+  csv_path = tmp_path / "accuracy.csv"
+  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
             "--searches", "katago", "mcgs+pphard+lcb+minroot", "--csv", str(csv_path)])
   assert len(csv_path.read_text().splitlines()) == 3
 
@@ -78,20 +79,22 @@ CLASSIC_ROWS = ["mcgs+rave", "mcgs+expvisits", "mcgs+expprob", "mcgs+depth1", "m
 
 
 def test_classic_rows_map_to_their_switches():
-  assert acc.search_config("mcgs+rave", 8).rave
-  assert acc.search_config("mcgs+expvisits", 8).expansion_policy == "visits"
-  assert acc.search_config("mcgs+expprob", 8).expansion_policy == "probability"
-  assert acc.search_config("mcgs+depth2", 8).depth_i == 2
+  assert accuracy.search_config("mcgs+rave", 8).rave
+  assert accuracy.search_config("mcgs+expvisits", 8).expansion_policy == "visits"
+  assert accuracy.search_config("mcgs+expprob", 8).expansion_policy == "probability"
+  assert accuracy.search_config("mcgs+depth2", 8).depth_i == 2
   # "mix" changes the evaluator, not the config.
-  assert acc.search_config("mcgs+mix", 8) == acc.search_config("mcgs", 8)
+  assert accuracy.search_config("mcgs+mix", 8) == accuracy.search_config("mcgs", 8)
 
 
 @pytest.mark.slow
 def test_classic_rows_run_and_report_nodes(tmp_path):
-  csv_path = tmp_path / "acc.csv"
-  acc.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+  csv_path = tmp_path / "accuracy.csv"
+  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
             "--searches", "mcgs", *CLASSIC_ROWS, "--csv", str(csv_path)])
-  rows = [dict(zip(acc.FIELDS, line.split(","))) for line in csv_path.read_text().splitlines()[1:]]
+  rows = [
+      dict(zip(accuracy.FIELDS, line.split(","))) for line in csv_path.read_text().splitlines()[1:]
+  ]
   assert [r["search"] for r in rows] == ["mcgs"] + CLASSIC_ROWS
   nodes = {r["search"]: float(r["nodes"]) for r in rows}
   assert all(0 < n <= 33 for n in nodes.values())

@@ -12,7 +12,11 @@ import types
 
 import pytest
 
-from experiments import bench_selfplay
+from benchmarks import report_plan
+from benchmarks import report_search
+from benchmarks import report_selfplay
+from benchmarks import report_training
+from benchmarks import selfplay_speed
 from experiments import device_report
 from experiments import device_session
 
@@ -34,9 +38,9 @@ def report(session):
   assert len(md) == 1, md
   stem = md[0].stem
   assert stem.endswith("-quick")
-  paths = device_report.report_paths(str(out), stem)
+  paths = report_plan.report_paths(str(out), stem)
   tables = {}
-  for section in device_report.SECTIONS:
+  for section in report_plan.SECTIONS:
     with open(paths[section]) as f:
       tables[section] = list(csv.DictReader(f))
   return dict(out=out, paths=paths, text=md[0].read_text(), tables=tables, stem=stem)
@@ -65,12 +69,12 @@ def test_the_session_trains_and_writes_its_summary(session, report):
 
 
 def test_the_full_plan_fits_a_lent_machine():
-  prediction = device_session.predict(device_report.FULL_PLAN, 570.0, quick=False)
+  prediction = device_session.predict(report_plan.FULL_PLAN, 570.0, quick=False)
   assert prediction.total_s <= 570.0
   assert prediction.device_s <= 60 * device_session.DEVICE_MINUTES
   assert prediction.training_s >= device_session.MIN_TRAINING_S
   # Too little time left: no training rather than a run without evaluation.
-  short = device_session.predict(device_report.FULL_PLAN, 400.0, quick=False)
+  short = device_session.predict(report_plan.FULL_PLAN, 400.0, quick=False)
   assert short.training_s == 0.0
 
 
@@ -99,7 +103,7 @@ def test_kernel_rows_say_a_cpu_has_no_accelerator_plane(report):
 
 def test_device_events_are_counted_on_stream_lines_only():
   import jax  # pylint: disable=g-import-not-at-top
-  from learning import benchmarks  # pylint: disable=g-import-not-at-top
+  from benchmarks import measure  # pylint: disable=g-import-not-at-top
   text = """
   planes {
     name: "/device:GPU:0"
@@ -116,8 +120,8 @@ def test_device_events_are_counted_on_stream_lines_only():
   planes { name: "/host:CPU" lines { name: "python" events { metadata_id: 1 duration_ps: 5 } }
            event_metadata { key: 1 value { id: 1 name: "f" } } }
   """
-  events = benchmarks.count_device_events(jax.profiler.ProfileData.from_text_proto(text))
-  assert events == benchmarks.DeviceEvents(kernels=2, copies=1, sets=1, device_ms=0.0055,
+  events = measure.count_device_events(jax.profiler.ProfileData.from_text_proto(text))
+  assert events == measure.DeviceEvents(kernels=2, copies=1, sets=1, device_ms=0.0055,
                                          planes=1)
 
 
@@ -194,43 +198,43 @@ def test_markdown_header_and_skipped_list(report):
 
 
 def test_device_slug():
-  assert device_report.device_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
-  assert device_report.device_slug("cpu") == "cpu"
+  assert report_plan.device_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+  assert report_plan.device_slug("cpu") == "cpu"
 
 
 def test_cells_start_with_the_diagonal():
-  cells = device_report.ordered_cells((256, 1024, 4096), (64, 200, 800))
+  cells = report_plan.ordered_cells((256, 1024, 4096), (64, 200, 800))
   assert cells[:3] == [(256, 64), (1024, 200), (4096, 800)]
   assert sorted(cells) == sorted((b, s) for b in (256, 1024, 4096) for s in (64, 200, 800))
 
 
 def test_a_spent_budget_skips_every_cell_without_compiling():
-  plan = dataclasses.replace(device_report.QUICK_PLAN, batches=(4, 8), sims=(4,))
-  nets = device_report.make_networks(plan, seed=0)
-  rows, skipped = device_report.search_section(plan, nets, budget_s=0.0)
+  plan = dataclasses.replace(report_plan.QUICK_PLAN, batches=(4, 8), sims=(4,))
+  nets = report_plan.make_networks(plan, seed=0)
+  rows, skipped = report_search.search_section(plan, nets, budget_s=0.0)
   assert rows == []
   whole = [r for r in skipped if "left of the budget" in r["reason"]]
   assert len(whole) == len(plan.search_contestants) * 2   # one row per skipped cell
   assert all("all 2 contestants" in r["cell"] for r in whole)
-  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=0.0)
+  rows, skipped = report_selfplay.selfplay_section(plan, seed=0, budget_s=0.0)
   assert rows == [] and any("left of the budget" in r["reason"] for r in skipped)
-  rows, skipped = device_report.training_section(plan, nets["resnet"], budget_s=0.0)
+  rows, skipped = report_training.training_section(plan, nets["resnet"], budget_s=0.0)
   assert rows == [] and len(skipped) == len(plan.training_batches)
 
 
 def test_the_plan_follows_the_platform():
-  assert device_report.select_plan(True, "gpu") is device_report.QUICK_PLAN
-  assert device_report.select_plan(False, "gpu") is device_report.FULL_PLAN
-  cpu = device_report.select_plan(False, "cpu")
-  assert cpu is device_report.CPU_PLAN and cpu.label == "full (CPU plan)"
-  assert cpu.selfplay_batch == 256 and max(cpu.batches) < min(device_report.FULL_PLAN.batches
+  assert report_plan.select_plan(True, "gpu") is report_plan.QUICK_PLAN
+  assert report_plan.select_plan(False, "gpu") is report_plan.FULL_PLAN
+  cpu = report_plan.select_plan(False, "cpu")
+  assert cpu is report_plan.CPU_PLAN and cpu.label == "full (CPU plan)"
+  assert cpu.selfplay_batch == 256 and max(cpu.batches) < min(report_plan.FULL_PLAN.batches
                                                                [1:])
   assert cpu.search_batches("resnet") == (32,) and cpu.search_batches("mlp") == cpu.batches
   header = device_report.header_lines("cpu", [], cpu, 1.0, quick=False)
   assert any(line.startswith("Mode: full (CPU plan);") for line in header)
   # Every self-play loop of the CPU plan is timed in the group of its mctx loop.
   for group in cpu.selfplay_groups:
-    assert all(device_report.matching_mctx(name) in group for name in group), group
+    assert all(report_selfplay.matching_mctx(name) in group for name in group), group
 
 
 class FakeClock:
@@ -246,11 +250,11 @@ class FakeClock:
 @pytest.fixture
 def fake_clock(monkeypatch):
   clock = FakeClock()
-  monkeypatch.setattr(device_report, "clock", clock)
+  monkeypatch.setattr(report_plan, "clock", clock)
   return clock
 
 
-ALL_SIX = tuple(device_report.SEARCH_CONTESTANTS)
+ALL_SIX = tuple(report_plan.SEARCH_CONTESTANTS)
 
 
 def stub_search_cell(clock, calls, no_timed_call=()):
@@ -261,7 +265,7 @@ def stub_search_cell(clock, calls, no_timed_call=()):
     del repeats, budget_s, cache
     calls.append((net.label, batch, sims, name))
     clock.now += 10.0
-    search, policy = device_report.SEARCH_CONTESTANTS[name]
+    search, policy = report_plan.SEARCH_CONTESTANTS[name]
     ok = (name, batch) not in no_timed_call
     return dict(network=net.label, batch=batch, sims=sims, contestant=name, search=search,
                 policy=policy, status="ok" if ok else "skipped (first call 99 s over the budget)",
@@ -280,15 +284,15 @@ def cells_of(rows):
 
 
 def test_search_cells_are_measured_whole_or_skipped_whole(fake_clock, monkeypatch):
-  plan = dataclasses.replace(device_report.QUICK_PLAN, batches=(4, 8), sims=(4, 16),
+  plan = dataclasses.replace(report_plan.QUICK_PLAN, batches=(4, 8), sims=(4, 16),
                              search_contestants={"mlp": ALL_SIX, "resnet": ALL_SIX},
                              network_batches={"resnet": (4,)})
-  nets = device_report.make_networks(plan, seed=0)
+  nets = report_plan.make_networks(plan, seed=0)
   calls = []
-  monkeypatch.setattr(device_report, "search_cell", stub_search_cell(fake_clock, calls))
+  monkeypatch.setattr(report_search, "search_cell", stub_search_cell(fake_clock, calls))
   # 50 s per network; a cell costs 60 s: the budget runs out in each network's
   # first cell, which still measures all six, and the other cells are skipped.
-  rows, skipped = device_report.search_section(plan, nets, budget_s=100.0)
+  rows, skipped = report_search.search_section(plan, nets, budget_s=100.0)
   assert cells_of(rows) == {("mlp", 4, 4): set(ALL_SIX), ("resnet", 4, 4): set(ALL_SIX)}
   assert [c[3] for c in calls[:6]] == list(ALL_SIX)   # a cell's six before the next cell
   for row in rows:
@@ -298,19 +302,19 @@ def test_search_cells_are_measured_whole_or_skipped_whole(fake_clock, monkeypatc
   assert len(whole) == 3 + 1   # mlp: 4 cells, one measured; resnet (B=4 only): 2, one measured
   # With room for more, the next cell is predicted from the first (whole).
   fake_clock.now, calls[:] = 0.0, []
-  rows, skipped = device_report.search_section(plan, nets, budget_s=400.0)
+  rows, skipped = report_search.search_section(plan, nets, budget_s=400.0)
   assert all(len(names) == 6 for names in cells_of(rows).values())
   assert len(cells_of(rows)) >= 3
 
 
 def test_ours_is_skipped_without_its_mctx_row(fake_clock, monkeypatch):
-  plan = dataclasses.replace(device_report.QUICK_PLAN, batches=(4,), sims=(4,),
+  plan = dataclasses.replace(report_plan.QUICK_PLAN, batches=(4,), sims=(4,),
                              search_contestants={"mlp": ALL_SIX})
-  nets = device_report.make_networks(plan, seed=0)
+  nets = report_plan.make_networks(plan, seed=0)
   calls = []
-  monkeypatch.setattr(device_report, "search_cell",
+  monkeypatch.setattr(report_search, "search_cell",
                       stub_search_cell(fake_clock, calls, no_timed_call={("mctx-muzero", 4)}))
-  rows, skipped = device_report.search_section(plan, nets, budget_s=1000.0)
+  rows, skipped = report_search.search_section(plan, nets, budget_s=1000.0)
   assert [c[3] for c in calls] == ["mctx-muzero", "mctx-gumbel", "mcgs-gumbel", "tree-gumbel"]
   reasons = {r["cell"].split()[-1]: r["reason"] for r in skipped}
   assert reasons["mcgs-puct"].startswith("mctx-muzero not measured in this cell")
@@ -321,7 +325,7 @@ def test_ours_is_skipped_without_its_mctx_row(fake_clock, monkeypatch):
 
 
 class FakeRunner:
-  """bench_selfplay.Runner on the fake clock: 20 s to compile, then
+  """selfplay_speed.Runner on the fake clock: 20 s to compile, then
   CALL_S[name] (default 1 s) per call."""
   CALL_S = {"mctx": 10.0, "mctx-gumbel": 10.0}
   clock = None
@@ -337,7 +341,7 @@ class FakeRunner:
 
   def compile(self):
     self.compile_s = 20.0 + self.call_s
-    self.clock.now += 20.0 + self.call_s * (1 + bench_selfplay.BURN_IN_CALLS)
+    self.clock.now += 20.0 + self.call_s * (1 + selfplay_speed.BURN_IN_CALLS)
 
   def time_round(self, repeats, budget_s):
     # bench_rows' per-round budget is what left mctx without a timed call.
@@ -350,16 +354,16 @@ class FakeRunner:
 @pytest.fixture
 def fake_runner(fake_clock, monkeypatch):
   monkeypatch.setattr(FakeRunner, "clock", fake_clock)
-  monkeypatch.setattr(bench_selfplay, "Runner", FakeRunner)
+  monkeypatch.setattr(selfplay_speed, "Runner", FakeRunner)
 
 
 def test_selfplay_groups_are_timed_whole_or_skipped_whole(fake_clock, fake_runner):
   plan = dataclasses.replace(
-      device_report.QUICK_PLAN, repeats=3, selfplay_rounds=2, max_seconds=60.0,
+      report_plan.QUICK_PLAN, repeats=3, selfplay_rounds=2, max_seconds=60.0,
       selfplay_groups=(("mctx", "mcgs", "tree"), ("mctx-gumbel", "mcgs-gumbel")))
   # Compiling group 1 alone overruns the budget: its first round still times
   # all three (mctx's 10 s calls included), group 2 is skipped whole.
-  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=60.0)
+  rows, skipped = report_selfplay.selfplay_section(plan, seed=0, budget_s=60.0)
   assert [r["contestant"] for r in rows] == ["mctx", "mcgs", "tree"]
   for row in rows:
     assert row["status"] == "ok" and row["repeats"] >= 1 and row["group"] == 1, row
@@ -369,16 +373,16 @@ def test_selfplay_groups_are_timed_whole_or_skipped_whole(fake_clock, fake_runne
   assert len(group2) == 2 and all("group predicted" in r["reason"] for r in group2)
   # With room, both groups: two rounds each, every contestant in each.
   fake_clock.now = 0.0
-  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=1000.0)
+  rows, skipped = report_selfplay.selfplay_section(plan, seed=0, budget_s=1000.0)
   assert [r["group"] for r in rows] == [1, 1, 1, 2, 2]
   assert all(2 <= r["repeats"] <= 2 * plan.repeats for r in rows)
   assert all(math.isfinite(r["ratio_vs_matching_mctx"]) for r in rows)
 
 
 def test_selfplay_loop_without_its_mctx_is_skipped(fake_clock, fake_runner):
-  plan = dataclasses.replace(device_report.QUICK_PLAN,
+  plan = dataclasses.replace(report_plan.QUICK_PLAN,
                              selfplay_groups=(("tree-noreuse",), ("mctx", "mcgs")))
-  rows, skipped = device_report.selfplay_section(plan, seed=0, budget_s=1000.0)
+  rows, skipped = report_selfplay.selfplay_section(plan, seed=0, budget_s=1000.0)
   assert [r["contestant"] for r in rows] == ["mctx", "mcgs"]
   reason = next(r["reason"] for r in skipped if r["cell"].endswith("tree-noreuse"))
   assert reason.startswith("mctx not measured")

@@ -2,7 +2,7 @@
 
 Walks the names exported by `mcgs_jax.__all__` and the public module-level
 functions and classes (plus their public methods and `__call__`) of every module
-of `mcgs_jax`, `envs`, `networks` and `learning`, and checks that each has a
+of `mcgs_jax`, `envs`, `networks`, `learning` and `benchmarks`, and checks that each has a
 docstring, with an `Args:` section when it takes arguments and a `Returns:`
 (or `Yields:`) section when it returns something.
 
@@ -24,7 +24,7 @@ import pytest
 
 import mcgs_jax
 
-PACKAGES = ("mcgs_jax", "envs", "networks", "learning")
+PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "benchmarks")
 SKIP_ARGS = {"self", "cls"}
 
 

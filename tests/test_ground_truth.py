@@ -13,7 +13,7 @@ from envs import connect4
 from envs import connect4_solver
 from envs import exhaustive
 from envs import nim
-from experiments import connect4_accuracy
+from benchmarks import accuracy
 from envs import pons
 from learning import agents
 from learning import ground_truth
@@ -152,10 +152,10 @@ def test_connect4_error_is_one_minus_the_benchmarks_preserving_rate():
   policy = agents.PolicyAgent(envs.uniform_eval(envs.make("connect4")))
   figures = ground_truth.connect4_error_rates(policy, RNG, sets=("Test_L2_R1",),
                                               positions_per_set=40, chunk_size=16)
-  positions = connect4_accuracy.load_set("L2_R1", 40)
+  positions = accuracy.load_set("L2_R1", 40)
   leftmost = [next(c for c, v in enumerate(p.column_scores) if v is not None)
               for p in positions]
-  expected = connect4_accuracy.score_moves(positions, np.array(leftmost))
+  expected = accuracy.score_moves(positions, np.array(leftmost))
   assert figures["c4_error_L2_R1"] == pytest.approx(1.0 - expected["preserving"], abs=1e-4)
   assert 0.0 < figures["c4_error_L2_R1"] < 1.0
 

@@ -17,7 +17,7 @@ import mcgs_jax
 from tests import variants
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "experiments")
+PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "benchmarks", "experiments")
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -83,6 +83,20 @@ def test_experiments_are_leaves_and_the_search_stands_alone():
   outside = sorted((a, b) for a, deps in graph.items() for b in deps
                    if a.startswith("mcgs_jax") and not b.startswith("mcgs_jax"))
   assert not outside, outside
+
+
+def test_experiments_are_command_lines_on_top_of_the_library():
+  """No command line imports another (what two share lives in a library
+  package), and only command lines import `benchmarks`."""
+  graph = _imports()
+  between = sorted((a, b) for a, deps in graph.items() for b in deps
+                   if a.startswith("experiments") and b.startswith("experiments"))
+  assert not between, between
+  library = ("mcgs_jax", "envs", "networks", "learning")
+  upward = sorted((a, b) for a, deps in graph.items() for b in deps
+                  if a.startswith(library) and b.startswith("benchmarks"))
+  assert not upward, upward
+  assert graph["experiments.device_report"] >= {"benchmarks.report_plan", "benchmarks.report_search"}
 
 
 def test_the_checker_sees_a_loop():

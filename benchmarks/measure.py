@@ -4,6 +4,7 @@ markdown output, mctx's recurrent_fn over an env, device-event counts."""
 import csv
 import dataclasses
 import glob
+import math
 import os
 import time
 from typing import Any, Callable, Sequence
@@ -17,7 +18,7 @@ from envs import evaluators
 from networks import MLP, MLPEval, init_params
 
 
-def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
+def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float, with_cpu: bool = False):
   """Calls `fn` once to compile it (the warm-up, kept out of the median), then
   times up to `repeats` calls, stopping early once they have used `budget_s`.
 
@@ -25,24 +26,26 @@ def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float):
     fn: the call to time, no arguments.
     repeats: timed calls at most.
     budget_s: the timed calls stop once they have used this long.
+    with_cpu: also record each timed call's process CPU time.
 
   Returns:
-    (warm-up seconds, the warm-up's output, list of timed seconds); the list
-    is empty when the warm-up alone exceeded `budget_s`.
+    (warm-up seconds, the warm-up's output, list of timed seconds), and the
+    list of CPU seconds when `with_cpu`; the lists are empty when the
+    warm-up alone exceeded `budget_s`.
   """
   start = time.perf_counter()
   output = jax.block_until_ready(fn())
   warmup = time.perf_counter() - start
-  if warmup > budget_s:
-    return warmup, output, []
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(fn())
-    times.append(time.perf_counter() - start)
-    if sum(times) > budget_s:
-      break
-  return warmup, output, times
+  times, cpus = [], []
+  if warmup <= budget_s:
+    for _ in range(repeats):
+      start, cpu_start = time.perf_counter(), time.process_time()
+      jax.block_until_ready(fn())
+      times.append(time.perf_counter() - start)
+      cpus.append(time.process_time() - cpu_start)
+      if sum(times) > budget_s:
+        break
+  return (warmup, output, times, cpus) if with_cpu else (warmup, output, times)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +114,26 @@ def with_compiler_options(jitted: Any, compiler_options: dict | None) -> Callabl
     return compiled[0](*args)
 
   return call
+
+
+def format_number(value: Any, spec: str) -> str:
+  """A table cell: a number formatted, "-" for None or NaN.
+
+  Args:
+    value: the number (a string passes as it is).
+    spec: a format spec, e.g. ".2f".
+
+  Returns:
+    The text (`str(value)` where the spec does not fit the value).
+  """
+  if isinstance(value, str):
+    return value
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return "-"
+  try:
+    return format(value, spec)
+  except (TypeError, ValueError):  # e.g. a float where an int was expected
+    return str(value)
 
 
 def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
