@@ -3,7 +3,8 @@ search (`mcgs`) and with tree search (`tree`), several seeds each.
 
   python -m experiments.graph_vs_tree train                 # every run, resumable
   python -m experiments.graph_vs_tree train --games nim --seeds 0
-  python -m experiments.graph_vs_tree report                # docs/learning/graph_vs_tree/
+  python -m experiments.graph_vs_tree report --runs docs/learning/graph_vs_tree/runs
+  python -m experiments.graph_vs_tree final                 # needs the runs' agents
 
 `train` runs `experiments.train` once per (game, search, seed), one after
 another, each to its CPU budget (`cpu_s`: CPU seconds of self-play and
@@ -16,15 +17,45 @@ Everything but `search` and `seed` is the game's recipe (`RECIPES`):
   nim       Nim (1, 3, 5, 7), where transpositions are dense, with a small
             MLP (32, 32); exact accuracy over every position every 5
             iterations, 300 CPU seconds per run.
+`report` reads each run's `metrics.csv` and writes `runs.csv` (one row per
+run: its last evaluation; errors are means over Pons' six sets for
+Connect-4, 1 - the share of positions whose value the move keeps for Nim;
+network evaluations and transposition hits per self-play position),
+`by_search.csv` (mean over seeds with a 95% Student-t interval, at the end
+and at equal CPU seconds) and `curves.png` (search error against CPU
+seconds and against self-play positions) into `--out`.
+`final` scores the final Connect-4 agents of `--runs` on `--positions` per
+Pons set (`final.csv`) and plays a round robin between them (`--arena-games`
+per pair, both colours of each random opening, every agent searching with
+`--simulations` mcgs simulations, so the networks are compared; games in
+`arena_games.csv`, Bradley-Terry Elo with bootstrap 95% intervals in
+`elo.csv`, the first agent at 0). Both resume: done agents and pairs are
+skipped.
 """
 
 import argparse
+import csv
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
 
-from learning import cli
+import matplotlib
+
+matplotlib.use("Agg")
+import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
+from benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 SEARCHES = ("mcgs", "tree")
 SEEDS = (0, 1, 2)
@@ -69,9 +100,212 @@ def train(args) -> int:
   return 0
 
 
+C4_SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
+RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eval_iteration",
+              "eval_cpu_s", "search_error_mean", "policy_error_mean", "value_sign_error_mean",
+              "nn_evals_per_position", "transposition_hits_per_position", "target",
+              "cpu_s_to_target", "positions_to_target")
+# The search error each game's runs all reach within their budget: CPU
+# seconds and positions to the first evaluation at or below it.
+TARGETS = {"connect4": 0.07, "nim": 0.05}
+SEARCH_FIELDS = ("game", "search", "runs", "at_cpu_s", "measure", "mean", "lo", "hi")
+# Two-sided 95% Student-t quantiles by degrees of freedom.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def _number(text: str) -> float:
+  return float(text) if text not in ("", None) else math.nan
+
+
+def errors(game: str, row: dict) -> dict:
+  """The three errors of one evaluated metrics row (NaN where not measured)."""
+  if game == "connect4":
+    mean = lambda prefix: statistics.mean(_number(row[f"{prefix}_{name}"]) for name in C4_SETS)
+    return dict(search_error_mean=mean("search_c4_error"), policy_error_mean=mean("policy_c4_error"),
+                value_sign_error_mean=mean("value_c4_sign_error"))
+  return dict(search_error_mean=1.0 - _number(row["search_keeps_value"]),
+              policy_error_mean=1.0 - _number(row["policy_keeps_value"]),
+              value_sign_error_mean=math.nan)
+
+
+def evaluated(game: str, rows: list[dict]) -> list[dict]:
+  """The metrics rows that hold an evaluation."""
+  key = "search_c4_error_L3_R1" if game == "connect4" else "search_keeps_value"
+  return [r for r in rows if r.get(key) not in ("", None)]
+
+
+def run_row(game: str, search: str, seed: int, rows: list[dict]) -> dict:
+  """One run's row of `RUN_FIELDS` from its metrics rows."""
+  last, final = rows[-1], evaluated(game, rows)[-1]
+  positions = _number(last["positions_total"])
+  reached = [r for r in evaluated(game, rows)
+             if errors(game, r)["search_error_mean"] <= TARGETS[game] + 1e-9]
+  return dict(game=game, search=search, seed=seed, iterations=int(last["iteration"]),
+              cpu_s=round(_number(last["cpu_s"]), 1), positions=int(positions),
+              eval_iteration=int(final["iteration"]), eval_cpu_s=round(_number(final["cpu_s"]), 1),
+              **{k: round(v, 4) for k, v in errors(game, final).items()},
+              nn_evals_per_position=round(_number(last["nn_evals_total"]) / positions, 2),
+              transposition_hits_per_position=round(
+                  sum(_number(r["transposition_hits"]) for r in rows) / positions, 3),
+              target=TARGETS[game],
+              cpu_s_to_target=round(_number(reached[0]["cpu_s"]), 1) if reached else math.nan,
+              positions_to_target=int(reached[0]["positions_total"]) if reached else math.nan)
+
+
+def interval(values: list[float]) -> tuple[float, float, float]:
+  """Mean and 95% Student-t interval over seeds (NaN bounds for one value)."""
+  values = [v for v in values if not math.isnan(v)]
+  if not values:
+    return math.nan, math.nan, math.nan
+  mean = statistics.mean(values)
+  if len(values) < 2:
+    return mean, math.nan, math.nan
+  half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+  return mean, mean - half, mean + half
+
+
+def at_cpu(game: str, rows: list[dict], cpu_s: float) -> float:
+  """The search error of the last evaluation at or before `cpu_s`."""
+  before = [r for r in evaluated(game, rows) if _number(r["cpu_s"]) <= cpu_s + 1.0]
+  return errors(game, before[-1])["search_error_mean"] if before else math.nan
+
+
+def report(args) -> int:
+  """Writes runs.csv, by_search.csv and curves.png of the runs in `args.runs`."""
+  runs = []
+  for game in args.games:
+    for search in args.searches:
+      for seed in args.seeds:
+        path = os.path.join(args.runs, run_name(game, search, seed), "metrics.csv")
+        if os.path.exists(path):
+          with open(path, newline="") as f:
+            runs.append((game, search, seed, list(csv.DictReader(f))))
+  if not runs:
+    raise FileNotFoundError(f"no run under {args.runs}")
+  os.makedirs(args.out, exist_ok=True)
+  rows = [run_row(game, search, seed, metrics) for game, search, seed, metrics in runs]
+  measure.write_csv(os.path.join(args.out, "runs.csv"), rows, RUN_FIELDS)
+  summary = []
+  for game in args.games:
+    budget = RECIPES[game][2]
+    for search in args.searches:
+      mine = [(row, metrics) for row, (_, _, _, metrics) in zip(rows, runs)
+              if row["game"] == game and row["search"] == search]
+      if not mine:
+        continue
+      for name in ("search_error_mean", "policy_error_mean", "value_sign_error_mean",
+                   "nn_evals_per_position", "transposition_hits_per_position", "positions",
+                   "cpu_s_to_target", "positions_to_target"):
+        mean, lo, hi = interval([float(row[name]) for row, _ in mine])
+        summary.append(dict(game=game, search=search, runs=len(mine), at_cpu_s="end", measure=name,
+                            mean=round(mean, 4), lo=round(lo, 4), hi=round(hi, 4)))
+      for fraction in (1 / 3, 2 / 3):
+        cpu_s = round(budget * fraction)
+        mean, lo, hi = interval([at_cpu(game, metrics, cpu_s) for _, metrics in mine])
+        summary.append(dict(game=game, search=search, runs=len(mine), at_cpu_s=cpu_s,
+                            measure="search_error_mean", mean=round(mean, 4), lo=round(lo, 4),
+                            hi=round(hi, 4)))
+  measure.write_csv(os.path.join(args.out, "by_search.csv"), summary, SEARCH_FIELDS)
+  print(measure.markdown_table(summary, SEARCH_FIELDS))
+  games = [g for g in args.games if any(r["game"] == g for r in rows)]
+  fig, axes = plt.subplots(len(games), 2, figsize=(11, 3.8 * len(games)), squeeze=False)
+  colours = {"mcgs": "tab:blue", "tree": "tab:orange", "tt_cache": "tab:green"}
+  for game_axes, game in zip(axes, games):
+    for game_, search, seed, metrics in runs:
+      if game_ != game:
+        continue
+      points = evaluated(game, metrics)
+      ys = [100 * errors(game, r)["search_error_mean"] for r in points]
+      for ax, x in zip(game_axes, ("cpu_s", "positions_total")):
+        ax.plot([_number(r[x]) for r in points], ys, marker=".", color=colours.get(search),
+                label=f"{search} seed {seed}", alpha=0.5 + 0.25 * (seed % 3))
+    for ax, x in zip(game_axes, ("CPU seconds", "self-play positions")):
+      ax.set_xlabel(x)
+      ax.set_ylabel("search error (%)")
+      ax.set_title(f"{game}: search error against {x}")
+      ax.grid(alpha=0.3)
+    game_axes[0].legend(fontsize=7)
+  fig.tight_layout()
+  fig.savefig(os.path.join(args.out, "curves.png"), dpi=90)
+  plt.close(fig)
+  print(f"{len(rows)} runs: {args.out}/runs.csv, by_search.csv, curves.png")
+  return 0
+
+
+FINAL_FIELDS = ("run", "search", "seed", "positions", "search_mean", "policy_mean", "value_mean",
+                "value_sign_mean")
+
+
+def _read(path: str) -> list[dict]:
+  if not os.path.exists(path):
+    return []
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
+def final(args) -> int:
+  """Scores the final Connect-4 agents and plays their round robin."""
+  names = [run_name("connect4", search, seed) for search in args.searches for seed in args.seeds
+           if os.path.exists(os.path.join(args.runs, run_name("connect4", search, seed),
+                                          checkpoint.AGENT))]
+  if len(names) < 2:
+    raise FileNotFoundError(f"fewer than two Connect-4 agents under {args.runs}")
+  os.makedirs(args.out, exist_ok=True)
+  loaded = {name: checkpoint.load_agent(os.path.join(args.runs, name)) for name in names}
+  final_path = os.path.join(args.out, "final.csv")
+  rows = _read(final_path)
+  for name in names:
+    if args.positions <= 0 or any(r["run"] == name for r in rows):
+      continue
+    directory = os.path.join(args.runs, name)
+    config = config_lib.replace(checkpoint.load_config(directory), eval_positions=args.positions)
+    env, eval_fn, params = loaded[name]
+    summary = evaluation.connect4_error_summary(env, eval_fn, params, jax.random.PRNGKey(0),
+                                                config)
+    _, search, seed = name.split("_")
+    rows.append(dict(run=name, search=search, seed=seed[1:], positions=args.positions,
+                     **{k: round(summary[k], 4) for k in FINAL_FIELDS[4:]}))
+    measure.write_csv(final_path, rows, FINAL_FIELDS)
+    print(f"{name}: {args.positions} positions per set, search error "
+          f"{100 * summary['search_mean']:.2f}%, policy {100 * summary['policy_mean']:.2f}%",
+          flush=True)
+  if args.arena_games <= 0:
+    return 0
+  players = {}
+  for name, (env, eval_fn, params) in loaded.items():
+    config = mcgs_jax.SearchConfig(num_simulations=args.simulations, backup="mcgs",
+                                   max_nodes=3 * (args.simulations + 1), check_evaluator=True)
+    players[name] = agents.SearchAgent(env=env, eval_fn=eval_fn, params=params, config=config,
+                                       name=name)
+  games_path = os.path.join(args.out, "arena_games.csv")
+  done = {(g["a"], g["b"]) for g in arena.read_games(games_path)}
+  for index, (a, b) in enumerate(
+      (a, b) for i, a in enumerate(names) for b in names[i + 1:]):
+    if (a, b) in done:
+      continue
+    result = arena.play_games(env, players[a], players[b],
+                              jax.random.fold_in(jax.random.PRNGKey(args.seed), index),
+                              args.arena_games, opening_plies=args.opening_plies)
+    arena.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(x) + 1) / 2)
+                                    for g, x in enumerate(result.scores)])
+    print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of {a})",
+          flush=True)
+  records = [(g["a"], g["b"], float(g["score"])) for g in arena.read_games(games_path)]
+  ratings, order = evaluation.ladder(records, baseline=names[0])
+  elo_rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
+                   elo_low=round(float(ratings.lower[i]), 1),
+                   elo_high=round(float(ratings.upper[i]), 1),
+                   games=sum(1 for a, b, _ in records if n in (a, b)))
+              for i, n in enumerate(order)]
+  measure.write_csv(os.path.join(args.out, "elo.csv"), elo_rows,
+                    ("player", "elo", "elo_low", "elo_high", "games"))
+  print(ratings.table(order))
+  return 0
+
+
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("command", choices=("train",))
+  parser.add_argument("command", choices=("train", "report", "final"))
   parser.add_argument("--games", nargs="+", choices=tuple(RECIPES), default=("nim", "connect4"))
   parser.add_argument("--searches", nargs="+", choices=SEARCHES + ("tt_cache",),
                       default=SEARCHES)
@@ -80,12 +314,22 @@ def parse_args(argv=None):
                       help="CPU seconds per run (default: the game's, RECIPES)")
   parser.add_argument("--runs", default=os.path.join("runs", "graph_vs_tree"),
                       help="folder of the runs (not in git)")
+  parser.add_argument("--out", default=os.path.join("docs", "learning", "graph_vs_tree"),
+                      help="report, final: folder of the CSVs and the plot")
+  parser.add_argument("--positions", type=int, default=400,
+                      help="final: positions per Pons set (0: no scoring)")
+  parser.add_argument("--arena-games", type=int, default=200,
+                      help="final: arena games per pair (0: no arena)")
+  parser.add_argument("--simulations", type=int, default=64,
+                      help="final: simulations per arena move")
+  parser.add_argument("--opening-plies", type=int, default=4)
+  parser.add_argument("--seed", type=int, default=0)
   return parser.parse_args(argv)
 
 
 def main(argv=None):
   args = parse_args(argv)
-  return train(args)
+  return dict(train=train, report=report, final=final)[args.command](args)
 
 
 if __name__ == "__main__":

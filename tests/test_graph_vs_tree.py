@@ -1,0 +1,99 @@
+"""The graph-vs-tree report (`experiments.graph_vs_tree report`) on
+hand-written metrics: one row per run, intervals over seeds, the curves."""
+
+import csv
+import math
+import shutil
+
+import pytest
+
+import networks
+
+from experiments import graph_vs_tree
+from learning import cli
+
+SETS = graph_vs_tree.C4_SETS
+
+
+def _write_run(folder, rows):
+  fields = sorted({key for row in rows for key in row})
+  folder.mkdir(parents=True)
+  with open(folder / "metrics.csv", "w", newline="") as f:
+    writer = csv.DictWriter(f, fields)
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def _connect4_rows(error, hits):
+  """Three iterations; the 2nd and 3rd evaluated (search error `error` on
+  every set at the end, twice that at the middle)."""
+  rows = []
+  for iteration, cpu_s in ((1, 500.0), (2, 1000.0), (3, 1800.0)):
+    row = dict(iteration=iteration, cpu_s=cpu_s, positions_total=100 * iteration,
+               nn_evals_total=2500 * iteration, transposition_hits=hits)
+    if iteration > 1:
+      scale = 1 if iteration == 3 else 2
+      for name in SETS:
+        row.update({f"search_c4_error_{name}": error * scale, f"policy_c4_error_{name}": 0.2,
+                    f"value_c4_sign_error_{name}": 0.3})
+    rows.append(row)
+  return rows
+
+
+def test_report_rows_and_intervals(tmp_path):
+  runs = tmp_path / "runs"
+  for seed, error in enumerate((0.04, 0.05, 0.06)):
+    _write_run(runs / f"connect4_mcgs_s{seed}", _connect4_rows(error, hits=10))
+  _write_run(runs / "connect4_tree_s0", _connect4_rows(0.08, hits=0))
+  out = tmp_path / "out"
+  assert graph_vs_tree.main(["report", "--games", "connect4", "--runs", str(runs),
+                             "--out", str(out)]) == 0
+  rows = list(csv.DictReader(open(out / "runs.csv")))
+  assert [(r["search"], r["seed"]) for r in rows] == [("mcgs", "0"), ("mcgs", "1"), ("mcgs", "2"),
+                                                       ("tree", "0")]
+  first = rows[0]
+  assert (first["iterations"], first["positions"], first["eval_iteration"]) == ("3", "300", "3")
+  assert float(first["search_error_mean"]) == 0.04
+  assert (float(first["policy_error_mean"]), float(first["value_sign_error_mean"])) == (0.2, 0.3)
+  assert float(first["nn_evals_per_position"]) == 25.0
+  assert float(first["transposition_hits_per_position"]) == 0.1   # 3 x 10 hits / 300
+  summary = {(r["search"], r["at_cpu_s"], r["measure"]): r
+             for r in csv.DictReader(open(out / "by_search.csv"))}
+  end = summary[("mcgs", "end", "search_error_mean")]
+  # mean 0.05, sd 0.01 over 3 seeds: half-width 4.303 * 0.01 / sqrt(3).
+  half = 4.303 * 0.01 / math.sqrt(3)
+  assert float(end["mean"]) == 0.05
+  assert abs(float(end["lo"]) - (0.05 - half)) < 1e-4 and abs(float(end["hi"]) - (0.05 + half)) < 1e-4
+  # At 1200 CPU s the middle evaluation (iteration 2, at 1000 s) counts: twice the error.
+  assert float(summary[("mcgs", "1200", "search_error_mean")]["mean"]) == 0.1
+  # One tree run: its mean, no interval.
+  assert summary[("tree", "end", "search_error_mean")]["lo"] == "nan"
+  assert (out / "curves.png").stat().st_size > 10000
+
+
+def test_report_without_runs_is_one_line(tmp_path, capsys):
+  argv = ["report", "--runs", str(tmp_path), "--out", str(tmp_path / "out")]
+  assert cli.main(graph_vs_tree.main, argv) == cli.USAGE
+  err = capsys.readouterr().err
+  assert err.splitlines() == [f"error: no run under {tmp_path} (--debug shows the traceback)"]
+
+
+@pytest.mark.slow
+def test_final_scores_and_plays_the_agents_once(tmp_path):
+  """Two copies of the shipped agent as two runs: two rows, one pair of
+  games, and a rerun adds nothing."""
+  runs = tmp_path / "runs"
+  for name in ("connect4_mcgs_s0", "connect4_tree_s0"):
+    shutil.copytree(networks.PRETRAINED_CONNECT4, runs / name)
+  argv = ["final", "--runs", str(runs), "--out", str(tmp_path / "out"), "--seeds", "0",
+          "--positions", "2", "--arena-games", "4", "--simulations", "8"]
+  assert graph_vs_tree.main(argv) == 0
+  final = list(csv.DictReader(open(tmp_path / "out" / "final.csv")))
+  assert [(r["search"], r["positions"]) for r in final] == [("mcgs", "2"), ("tree", "2")]
+  assert final[0]["search_mean"] == final[1]["search_mean"]   # the same network
+  games = list(csv.DictReader(open(tmp_path / "out" / "arena_games.csv")))
+  assert len(games) == 4 and {(g["a"], g["b"]) for g in games} == {
+      ("connect4_mcgs_s0", "connect4_tree_s0")}
+  assert graph_vs_tree.main(argv) == 0
+  assert len(list(csv.DictReader(open(tmp_path / "out" / "arena_games.csv")))) == 4
+  assert len(list(csv.DictReader(open(tmp_path / "out" / "final.csv")))) == 2
