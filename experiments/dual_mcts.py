@@ -58,7 +58,6 @@ GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")
 BACKUPS = ("tree", "mcgs")
 CONVERGED = 0.9
-NOT_LOSING_MARGIN = 0.1
 # States of each game, for the sliding window (HSR and Nim: counted by
 # `envs.exhaustive`; Connect-4: the known count of legal positions).
 STATES = {"hsr:4,4,16": 2072, "nim:3,20": 20, "connect4": 4_531_985_219_092}
@@ -127,15 +126,6 @@ def ratings(records, num_agents):
   return fit.elo, alpharank.stationary_distribution(payoffs)
 
 
-def alpharank_scores(payoffs: np.ndarray, ranks: np.ndarray,
-                     margin: float = NOT_LOSING_MARGIN) -> np.ndarray:
-  """f64[K]: the alpha-rank score of each agent, the alpha-rank mass of the
-  agents it does not lose to (mean score >= 0.5 - margin; the margin absorbs
-  the noise of a few games between equal agents)."""
-  holds = payoffs >= 0.5 - margin
-  return holds.astype(np.float64) @ ranks
-
-
 def summarize_steps(step_rows, records, truth=None):
   """steps.csv rows with Elo and alpha-rank over every step so far (and the
   raw policy's exact value-keeping rate, `truth` {step: rate}), and the
@@ -144,7 +134,7 @@ def summarize_steps(step_rows, records, truth=None):
   num_agents = len(step_rows) + 1
   elos, ranks = ratings(records, num_agents)
   payoffs, _ = alpharank.payoff_matrix(records, num_agents)
-  cumulative = alpharank_scores(payoffs, ranks)
+  cumulative = alpharank.not_losing_mass(payoffs, ranks)
   rows = []
   for t in range(num_agents):
     base = step_rows[t - 1] if t else dict(step=0, step_s="")

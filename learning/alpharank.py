@@ -140,3 +140,25 @@ def payoff_matrix(records, num_agents: int) -> tuple[np.ndarray, np.ndarray]:
   payoffs = np.where(games > 0, total / np.maximum(games, 1), 0.5)
   np.fill_diagonal(payoffs, 0.5)
   return payoffs, games
+
+
+# A score at or above 0.5 - this counts as not losing (absorbs the noise of a
+# few games between equal agents).
+NOT_LOSING_MARGIN = 0.1
+
+
+def not_losing_mass(payoffs: np.ndarray, ranks: np.ndarray,
+                    margin: float = NOT_LOSING_MARGIN) -> np.ndarray:
+  """The alpha-rank score of each agent: the alpha-rank mass of the agents it
+  does not lose to (the Dual MCTS paper's convergence criterion).
+
+  Args:
+    payoffs: f64[K, K], mean score of row against column.
+    ranks: f64[K], the alpha-rank stationary distribution.
+    margin: a mean score >= 0.5 - margin counts as not losing.
+
+  Returns:
+    f64[K].
+  """
+  holds = payoffs >= 0.5 - margin
+  return holds.astype(np.float64) @ ranks

@@ -44,10 +44,9 @@ def test_payoff_matrix_from_records():
 
 
 def test_alpharank_score_counts_the_mass_an_agent_holds_against():
-  from experiments import dual_mcts
   # Agents 1 and 2 tie and both beat agent 0.
   payoffs = np.array([[0.5, 0.0, 0.0], [1.0, 0.5, 0.5], [1.0, 0.5, 0.5]])
   ranks = alpharank.stationary_distribution(payoffs)
-  scores = dual_mcts.alpharank_scores(payoffs, ranks)
+  scores = alpharank.not_losing_mass(payoffs, ranks)
   assert scores[0] == pytest.approx(ranks[0]) and scores[0] < 0.01
   np.testing.assert_allclose(scores[1:], [1.0, 1.0], atol=1e-9)
