@@ -21,8 +21,9 @@ Everything but `search` and `seed` is the game's recipe (`RECIPES`):
 run: its last evaluation; errors are means over Pons' six sets for
 Connect-4, 1 - the share of positions whose value the move keeps for Nim;
 network evaluations and transposition hits per self-play position),
-`by_search.csv` (mean over seeds with a 95% Student-t interval, at the end
-and at equal CPU seconds) and `curves.png` (search error against CPU
+`by_search.csv` (mean over seeds with a 95% Student-t interval, at the end,
+at equal CPU seconds, and of `final`'s figures and Elo where `--out` holds
+them) and `curves.png` (search error against CPU
 seconds and against self-play positions) into `--out`.
 `final` scores the final Connect-4 agents of `--runs` on `--positions` per
 Pons set (`final.csv`) and plays a round robin between them (`--arena-games`
@@ -205,6 +206,35 @@ def report(args) -> int:
         summary.append(dict(game=game, search=search, runs=len(mine), at_cpu_s=cpu_s,
                             measure="search_error_mean", mean=round(mean, 4), lo=round(lo, 4),
                             hi=round(hi, 4)))
+  # The final agents' figures (`final`), where they are there already.
+  final_rows = _read(os.path.join(args.out, "final.csv"))
+  elo_rows = {r["player"]: r for r in _read(os.path.join(args.out, "elo.csv"))}
+  for search in args.searches:
+    mine = [r for r in final_rows if r["search"] == search]
+    for name in FINAL_FIELDS[4:] if mine else ():
+      mean, lo, hi = interval([float(r[name]) for r in mine])
+      summary.append(dict(game="connect4", search=search, runs=len(mine),
+                          at_cpu_s=f"final, {mine[0]['positions']} positions per set",
+                          measure=name, mean=round(mean, 4), lo=round(lo, 4), hi=round(hi, 4)))
+    elos = [float(row["elo"]) for player, row in elo_rows.items()
+            if player.startswith(f"connect4_{search}_s")]
+    if elos:
+      mean, lo, hi = interval(elos)
+      summary.append(dict(game="connect4", search=search, runs=len(elos), at_cpu_s="arena",
+                          measure="elo", mean=round(mean, 1), lo=round(lo, 1), hi=round(hi, 1)))
+  # Graph-trained agents against tree-trained ones: their mean score per
+  # pair (both colours of each opening), with an interval over the pairs.
+  pairs = {}
+  for game in _read(os.path.join(args.out, "arena_games.csv")):
+    kinds = [name.split("_")[1] for name in (game["a"], game["b"])]
+    if kinds == ["mcgs", "tree"] or kinds == ["tree", "mcgs"]:
+      score = float(game["score"]) if kinds[0] == "mcgs" else 1.0 - float(game["score"])
+      pairs.setdefault((game["a"], game["b"]), []).append(score)
+  if pairs:
+    mean, lo, hi = interval([statistics.mean(scores) for scores in pairs.values()])
+    summary.append(dict(game="connect4", search="mcgs", runs=len(pairs), at_cpu_s="arena",
+                        measure="score_vs_tree", mean=round(mean, 4), lo=round(lo, 4),
+                        hi=round(hi, 4)))
   measure.write_csv(os.path.join(args.out, "by_search.csv"), summary, SEARCH_FIELDS)
   print(measure.markdown_table(summary, SEARCH_FIELDS))
   games = [g for g in args.games if any(r["game"] == g for r in rows)]

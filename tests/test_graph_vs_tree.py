@@ -46,6 +46,21 @@ def test_report_rows_and_intervals(tmp_path):
     _write_run(runs / f"connect4_mcgs_s{seed}", _connect4_rows(error, hits=10))
   _write_run(runs / "connect4_tree_s0", _connect4_rows(0.08, hits=0))
   out = tmp_path / "out"
+  out.mkdir()
+  # `final`'s files, as it leaves them: two mcgs agents, one tree agent.
+  (out / "final.csv").write_text(
+      "run,search,seed,positions,search_mean,policy_mean,value_mean,value_sign_mean\n"
+      "connect4_mcgs_s0,mcgs,0,400,0.05,0.1,0.4,0.2\nconnect4_mcgs_s1,mcgs,1,400,0.07,0.1,0.4,0.2\n"
+      "connect4_tree_s0,tree,0,400,0.06,0.1,0.4,0.2\n")
+  (out / "elo.csv").write_text("player,elo,elo_low,elo_high,games\nconnect4_mcgs_s0,0,0,0,8\n"
+                               "connect4_mcgs_s1,20,-5,45,8\nconnect4_tree_s0,-30,-60,0,8\n")
+  # Two cross pairs: mcgs_s0 scores 3/4 against tree_s0 (as a), mcgs_s1 1/4 (as b).
+  (out / "arena_games.csv").write_text(
+      "a,b,game,score\n" + "".join(f"connect4_mcgs_s0,connect4_tree_s0,{g},{x}\n"
+                                    for g, x in enumerate((1, 1, 0.5, 0.5)))
+      + "".join(f"connect4_tree_s0,connect4_mcgs_s1,{g},{x}\n"
+                for g, x in enumerate((1, 1, 0.5, 0.5)))
+      + "connect4_mcgs_s0,connect4_mcgs_s1,0,1\n")
   assert graph_vs_tree.main(["report", "--games", "connect4", "--runs", str(runs),
                              "--out", str(out)]) == 0
   rows = list(csv.DictReader(open(out / "runs.csv")))
@@ -68,6 +83,12 @@ def test_report_rows_and_intervals(tmp_path):
   assert float(summary[("mcgs", "1200", "search_error_mean")]["mean"]) == 0.1
   # One tree run: its mean, no interval.
   assert summary[("tree", "end", "search_error_mean")]["lo"] == "nan"
+  final = summary[("mcgs", "final, 400 positions per set", "search_mean")]
+  assert (final["runs"], float(final["mean"])) == ("2", 0.06)
+  assert float(summary[("mcgs", "arena", "elo")]["mean"]) == 10.0
+  assert float(summary[("tree", "arena", "elo")]["mean"]) == -30.0
+  head_to_head = summary[("mcgs", "arena", "score_vs_tree")]
+  assert (head_to_head["runs"], float(head_to_head["mean"])) == ("2", 0.5)
   assert (out / "curves.png").stat().st_size > 10000
 
 
