@@ -69,6 +69,45 @@ def add_dirichlet_noise(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,
   return (1.0 - f) * prior + f * noise
 
 
+def noisy_root_prior(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,
+                     config: config_lib.SearchConfig) -> chex.Array:
+  """The root prior the search uses: with AlphaZero's noise where the config
+  asks for it (`dirichlet_fraction` > 0), else as it is.
+
+  Args:
+    rng: a PRNG key (not split where there is no noise).
+    prior: f32[B, A] root priors.
+    legal: bool[B, A].
+    config: reads `dirichlet_fraction` and `dirichlet_alpha`.
+
+  Returns:
+    f32[B, A].
+  """
+  if config.dirichlet_fraction <= 0:
+    return prior
+  return add_dirichlet_noise(rng, prior, legal, config)
+
+
+def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
+                  config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """A kept graph's roots with fresh noise on their priors, where the config
+  asks for noise (`noisy_root_prior`; a new root has it from `search.init`).
+
+  Args:
+    rng: a PRNG key.
+    graph: Graph [B, N, A] whose node 0 is each game's root.
+    config: reads `dirichlet_fraction` and `dirichlet_alpha`.
+
+  Returns:
+    The graph, its roots' priors re-noised (the graph itself without noise).
+  """
+  if config.dirichlet_fraction <= 0:
+    return graph
+  legal = graph.child[:, 0] != graph_lib.ILLEGAL
+  noisy = add_dirichlet_noise(rng, graph.prior[:, 0], legal, config)
+  return graph.replace(prior=graph.prior.at[:, 0].set(noisy))
+
+
 def root_policy(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
                 config: config_lib.SearchConfig) -> chex.Array:
   """Root move distribution after the Q-value corrections.

@@ -269,10 +269,7 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
   advanced, kept = advance(graph, action, config)
   fresh = search_lib.init(params, init_rng, next_state, env, eval_fn, config)
   kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
-  if config.dirichlet_fraction > 0:
-    legal = advanced.child[:, 0] != graph_lib.ILLEGAL
-    noisy = policies.add_dirichlet_noise(noise_rng, advanced.prior[:, 0], legal, config)
-    advanced = advanced.replace(prior=advanced.prior.at[:, 0].set(noisy))
+  advanced = policies.renoise_roots(noise_rng, advanced, config)
   if config.root_policy == "gumbel":
     advanced = advanced.replace(root_gumbel=gumbel.draw_noise(
         jax.random.fold_in(noise_rng, 1), advanced.child[:, 0] != graph_lib.ILLEGAL, config))

@@ -100,8 +100,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   chex.assert_shape(root.terminal, (batch_size,))
   legal = root.legal & ~root.terminal[:, None]
   prior, value, nan = expansion.evaluate(params, rng, eval_fn, root.embedding, legal, config)
-  if config.dirichlet_fraction > 0:
-    prior = policies.add_dirichlet_noise(jax.random.fold_in(rng, 1), prior, legal, config)
+  prior = policies.noisy_root_prior(jax.random.fold_in(rng, 1), prior, legal, config)
   value = jnp.where(root.terminal, 0.0, value)
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
