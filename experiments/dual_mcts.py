@@ -4,6 +4,9 @@
   python -m experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
   python -m experiments.dual_mcts --table            # the table over every cell run
   python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
+  python -m experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
+  python -m experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
+  python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
 `experiments.train` (self-play, replay, updates); after each step the new
@@ -31,6 +34,20 @@ Outputs under OUT/GAME/ALGO_BACKUP_sSEED/: train/ (the resumable training
 run), snapshots/step_N.msgpack, games.csv (every game: a, b, score of a),
 steps.csv (step, time, Elo, alpha-rank), summary.json, steps.png.
 Rerunning the same command continues where it stopped.
+
+`--recipe` (Connect-4 with the real learner): one run of `experiments.train`
+per (algorithm, backup, seed) with the Connect-4 recipe's settings
+(`learning.config`) wherever the paper does not fix them, and the paper's
+where it does: residual networks of 4 layers x 64 (dense layers,
+`networks.ResMLP`, as on HSR and Nim: a convolutional 4x64 costs 27x as much
+per evaluation on a CPU), MPV-MCTS's small network 2 layers, Dual MCTS's
+small head after layer 2, b_S = 50, b_L = 35, AlphaZero 85 simulations, PUCT
+roots with Dirichlet noise, Dual MCTS's window and epsilon-greedy. Each run
+is evaluated every `--eval-every-s` CPU seconds on 100 positions per Pons
+set and stops at `--cpu-budget` CPU seconds (the cap); runs go to
+`--out`/connect4_recipe/ALGO_BACKUP_sSEED/ (resumable). `--recipe-table`
+writes one row per run (CPU seconds to `--target` mean search error, the
+final error) to `--table-csv` (docs/dual_mcts/connect4_runs.csv).
 """
 
 import argparse
@@ -38,6 +55,7 @@ import csv
 import json
 import math
 import os
+import subprocess
 import sys
 
 import jax
@@ -105,6 +123,73 @@ def cell_config(game: str, algo: str, backup: str, seed: int, channels: int = 64
       small_simulations=small, large_simulations=large, eval_every=0, seed=seed,
       learning_rate=1e-3, replay_capacity=20_000, node_factor=1.0, reuse_graph=False,
       **_STEP[game], **search)
+
+
+def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0) -> dict:
+  """The `--config` fields of one `--recipe` run over Connect-4's defaults
+  (see the module docstring)."""
+  fields = dict(root_policy="puct", seed=seed, eval_every_s=eval_every_s, eval_positions=100,
+                small_simulations=50, large_simulations=35)
+  if algo == "alphazero":
+    return dict(fields, network="resmlp", network_kwargs={"num_layers": 4, "width": 64},
+                search=backup, simulations=85)
+  if algo == "mpv":
+    return dict(fields, network="pair", search="mpv", dual_backup=backup,
+                network_kwargs=dict(width=64, kind="resmlp", small_blocks=2, large_blocks=4))
+  return dict(fields, network="dual_mlp", search="dual", dual_backup=backup,
+              network_kwargs=dict(width=64, small_head_after=2, num_layers=4),
+              backup_window=dual.window_for(STATES["connect4"]), eps_greedy=0.1, eps_decay=0.97)
+
+
+def recipe_dir(out: str, algo: str, backup: str, seed: int) -> str:
+  return os.path.join(out, "connect4_recipe", f"{algo}_{backup}_s{seed}")
+
+
+def run_recipe(out: str, algo: str, backup: str, seed: int, cpu_budget: float,
+               eval_every_s: float) -> int:
+  """Trains (or resumes) one `--recipe` run to its CPU budget."""
+  directory = recipe_dir(out, algo, backup, seed)
+  os.makedirs(directory, exist_ok=True)
+  config_path = directory + ".json"
+  with open(config_path, "w") as f:
+    json.dump(recipe_config(algo, backup, seed, eval_every_s), f, indent=1)
+  command = [sys.executable, "-m", "experiments.train", "--env", "connect4", "--out", directory,
+             "--config", config_path, "--iterations", "1000000", "--cpu-budget", str(cpu_budget)]
+  print(f"== {directory}: {' '.join(command[1:])}", flush=True)
+  return subprocess.call(command)
+
+
+RECIPE_FIELDS = ("algo", "backup", "seed", "cpu_s", "iterations", "positions", "target",
+                 "cpu_s_to_target", "positions_to_target", "final_search_error_mean",
+                 "final_policy_error_mean", "steps_to_convergence")
+_PONS_SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
+
+
+def recipe_rows(out: str, target: float) -> list[dict]:
+  """One row (`RECIPE_FIELDS`) per `--recipe` run under `out`."""
+  rows = []
+  for algo in ALGOS:
+    for backup in BACKUPS:
+      for seed in range(10):
+        path = os.path.join(recipe_dir(out, algo, backup, seed), "metrics.csv")
+        if not os.path.exists(path):
+          continue
+        metrics = loop.read_metrics(path)
+        mean = lambda r, kind: float(np.mean([float(r[f"{kind}_c4_error_{name}"])
+                                              for name in _PONS_SETS]))
+        evaluated = [r for r in metrics if r.get("search_c4_error_L3_R1") not in ("", None)]
+        reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
+        last = metrics[-1]
+        rows.append(dict(
+            algo=algo, backup=backup, seed=seed, cpu_s=round(float(last["cpu_s"]), 1),
+            iterations=int(last["iteration"]), positions=int(float(last["positions_total"])),
+            target=target,
+            cpu_s_to_target=round(float(reached[0]["cpu_s"]), 1) if reached else "",
+            positions_to_target=int(float(reached[0]["positions_total"])) if reached else "",
+            final_search_error_mean=round(mean(evaluated[-1], "search"), 4) if evaluated else "",
+            final_policy_error_mean=round(mean(evaluated[-1], "policy"), 4) if evaluated else "",
+            steps_to_convergence=""))
+  return rows
 
 
 def _write_csv(path, rows, fields):
@@ -365,7 +450,36 @@ def main(argv=None):
   parser.add_argument("--bench", action="store_true",
                       help="time one search of each algorithm (--game, --backup, --batch)")
   parser.add_argument("--batch", type=int, default=16, help="--bench: games per search call")
+  parser.add_argument("--recipe", action="store_true",
+                      help="Connect-4 with the real learner: train --algo x --backup x --seed")
+  parser.add_argument("--cpu-budget", type=float, default=3600.0,
+                      help="--recipe: CPU seconds per run (the cap)")
+  parser.add_argument("--eval-every-s", type=float, default=300.0,
+                      help="--recipe: CPU seconds between evaluations")
+  parser.add_argument("--recipe-table", action="store_true",
+                      help="write the --recipe runs' rows to docs/dual_mcts/connect4_runs.csv")
+  parser.add_argument("--table-csv",
+                      default=os.path.join("docs", "dual_mcts", "connect4_runs.csv"),
+                      help="--recipe-table: the CSV written")
+  parser.add_argument("--target", type=float, default=0.05,
+                      help="--recipe-table: the mean search error a run's time is measured to")
   args = parser.parse_args(argv)
+  if args.recipe_table:
+    rows = recipe_rows(args.out, args.target)
+    _write_csv(args.table_csv, rows, RECIPE_FIELDS)
+    print(f"{len(rows)} runs: {args.table_csv}")
+    return
+  if args.recipe:
+    # Without --algo: every cell, seed by seed, so a partial queue holds
+    # matched cells.
+    cells = ([(args.algo, args.backup)] if args.algo else
+             [(algo, backup) for algo in ALGOS for backup in BACKUPS])
+    for seed in args.seed:
+      for algo, backup in cells:
+        code = run_recipe(args.out, algo, backup, seed, args.cpu_budget, args.eval_every_s)
+        if code:
+          return code
+    return
   if args.table:
     print(table(args.out))
     return

@@ -1,0 +1,49 @@
+"""The Dual MCTS table's Connect-4 runs with the real learner
+(`experiments.dual_mcts --recipe`): their configs and their rows."""
+
+import csv
+
+import pytest
+
+from experiments import dual_mcts
+from learning import config as config_lib
+
+
+@pytest.mark.parametrize("algo", dual_mcts.ALGOS)
+@pytest.mark.parametrize("backup", dual_mcts.BACKUPS)
+def test_recipe_configs_keep_the_papers_budgets(algo, backup):
+  config = config_lib.replace(config_lib.default_config("connect4"),
+                              **dual_mcts.recipe_config(algo, backup, 3))
+  assert (config.seed, config.root_policy, config.eval_every_s) == (3, "puct", 300.0)
+  kwargs = dict(config.network_kwargs)
+  assert kwargs["width"] == 64
+  if algo == "alphazero":
+    assert (config.search, config.simulations, kwargs["num_layers"]) == (backup, 85, 4)
+  else:
+    assert (config.search, config.dual_backup) == (algo, backup)
+    assert (config.small_simulations, config.large_simulations) == (50, 35)
+  if algo == "dual":
+    assert (config.eps_greedy, config.eps_decay, kwargs["small_head_after"]) == (0.1, 0.97, 2)
+    assert config.backup_window > 1
+
+
+def test_recipe_rows_time_to_target(tmp_path):
+  directory = tmp_path / "connect4_recipe" / "dual_mcgs_s1"
+  directory.mkdir(parents=True)
+  sets = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
+  fields = ["iteration", "cpu_s", "positions_total"] + [
+      f"{kind}_c4_error_{name}" for kind in ("search", "policy") for name in sets]
+  with open(directory / "metrics.csv", "w", newline="") as f:
+    writer = csv.writer(f)
+    writer.writerow(fields)
+    writer.writerow([1, 100.0, 1000] + [""] * 12)
+    writer.writerow([2, 300.0, 3000] + [0.08] * 6 + [0.2] * 6)
+    writer.writerow([3, 600.0, 6000] + [0.04] * 6 + [0.1] * 6)
+    writer.writerow([4, 700.0, 7000] + [0.03] * 6 + [0.1] * 6)
+  rows = dual_mcts.recipe_rows(str(tmp_path), target=0.05)
+  assert len(rows) == 1
+  row = rows[0]
+  assert (row["algo"], row["backup"], row["seed"]) == ("dual", "mcgs", 1)
+  assert (row["cpu_s_to_target"], row["positions_to_target"]) == (600.0, 6000)
+  assert (row["final_search_error_mean"], row["final_policy_error_mean"]) == (0.03, 0.1)
+  assert dual_mcts.recipe_rows(str(tmp_path), target=0.01)[0]["cpu_s_to_target"] == ""
