@@ -55,7 +55,7 @@ from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-
 from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import config as config_lib  # pylint: disable=g-import-not-at-top
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 SEARCHES = ("mcgs", "tree")
@@ -122,7 +122,8 @@ def errors(game: str, row: dict) -> dict:
   """The three errors of one evaluated metrics row (NaN where not measured)."""
   if game == "connect4":
     mean = lambda prefix: statistics.mean(_number(row[f"{prefix}_{name}"]) for name in C4_SETS)
-    return dict(search_error_mean=mean("search_c4_error"), policy_error_mean=mean("policy_c4_error"),
+    return dict(search_error_mean=mean("search_c4_error"),
+                policy_error_mean=mean("policy_c4_error"),
                 value_sign_error_mean=mean("value_c4_sign_error"))
   return dict(search_error_mean=1.0 - _number(row["search_keeps_value"]),
               policy_error_mean=1.0 - _number(row["policy_keeps_value"]),

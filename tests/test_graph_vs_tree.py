@@ -78,7 +78,8 @@ def test_report_rows_and_intervals(tmp_path):
   # mean 0.05, sd 0.01 over 3 seeds: half-width 4.303 * 0.01 / sqrt(3).
   half = 4.303 * 0.01 / math.sqrt(3)
   assert float(end["mean"]) == 0.05
-  assert abs(float(end["lo"]) - (0.05 - half)) < 1e-4 and abs(float(end["hi"]) - (0.05 + half)) < 1e-4
+  assert float(end["lo"]) == pytest.approx(0.05 - half, abs=1e-4)
+  assert float(end["hi"]) == pytest.approx(0.05 + half, abs=1e-4)
   # At 1200 CPU s the middle evaluation (iteration 2, at 1000 s) counts: twice the error.
   assert float(summary[("mcgs", "1200", "search_error_mean")]["mean"]) == 0.1
   # One tree run: its mean, no interval.
