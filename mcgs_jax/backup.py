@@ -94,42 +94,6 @@ def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_
       [reward, exact, corrected, target], 0.0)
 
 
-def transposition_diverged(graph: graph_lib.Graph, node: chex.Array, action: chex.Array,
-                           child: chex.Array, config: config_lib.SearchConfig,
-                           alternating: bool, edge_q: chex.Array | None = None) -> chex.Array:
-  """The transposition test of ONE game's edge (Alg. 2): the edge leads to a
-  node with several parents whose value the edge's Q no longer matches,
-  |Q(s, a) - (r + discount V(child))| > q_eps.
-
-  Args:
-    graph: ONE game's graph [N, A] (a vmapped batch: the gathers are flat).
-    node: int32, the edge's node.
-    action: int32, the edge's action.
-    child: int32, `graph.child[node, action]` (a code < 0: not a node).
-    config: SearchConfig (`q_eps`).
-    alternating: the model's `alternating_zero_sum`: reward 0 and discount
-      -1 without reading them.
-    edge_q: optional f32, the edge's Q where already read.
-
-  Returns:
-    bool.
-  """
-  take = graph_lib.take
-  is_node = child >= 0
-  safe_child = jnp.maximum(child, 0)
-  child_value = graph_lib.node_value(take(graph.visits, safe_child),
-                                     take(graph.value_sum, safe_child))
-  if alternating:
-    target = -child_value
-  else:
-    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
-              child_value)
-  if edge_q is None:
-    edge_q = take(graph.edge_q, node, action)
-  return (is_node & (take(graph.num_parents, safe_child) > 1) &
-          (jnp.abs(edge_q - target) > config.q_eps))
-
-
 def _path_and_below(graph, path_nodes, path_actions, length):
   """int32[D + 1]: the path's nodes, then the node below its last edge (0
   where there is none), whose statistics `stop_value` reads."""
@@ -138,48 +102,13 @@ def _path_and_below(graph, path_nodes, path_actions, length):
   return jnp.concatenate([path_nodes, below[None]])
 
 
-def edge_values(graph: graph_lib.Graph, node: chex.Array,
-                config: config_lib.SearchConfig) -> chex.Array:
-  """Every edge's value for the mover at `node` of ONE game, read off its child.
-
-  Used in "katago" mode: reward + discount * V(child), the exact value of a
-  child proven by the solver, the reward of a terminal edge, and the stored
-  Q of an edge without a stored child (unexpanded; a leaf not stored for lack
-  of capacity).
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    node: int32 scalar.
-    config: SearchConfig (reads `solver`).
-
-  Returns:
-    f32[A].
-  """
-  take = graph_lib.take   # vmapped: flat-index gathers
-  child = take(graph.child, node)
-  safe = jnp.maximum(child, 0)
-  return _values_through(child, take(graph.edge_reward, node), take(graph.edge_discount, node),
-                         take(graph.edge_q, node), take(graph.visits, safe),
-                         take(graph.value_sum, safe), take(graph.solved, safe), config)
-
-
-def _values_through(child, reward, discount, stored_q, child_visits, child_value_sum,
-                    child_solved, config):
-  """`edge_values` from a node's rows and its children's statistics ([A])."""
-  value = graph_lib.node_value(child_visits, child_value_sum)
-  if config.solver:
-    value = jnp.where(child_solved != graph_lib.UNKNOWN, graph_lib.exact_value(child_solved), value)
-  return graph_lib.select_first([child >= 0, child == graph_lib.TERMINAL],
-                                [reward + discount * value, reward], stored_q)
-
-
 def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind):
   """`backup` in "katago" mode: KataGo's graph search (docs/GraphSearch.md,
   "Monte-Carlo Graph Search from First Principles").
 
   The path's edge and node visits go up by one, then from the bottom up each
   path node n takes Q(n) = (U(n) + sum_a N(n, a) Q(n, a)) / (1 + sum_a N(n, a)),
-  U(n) its own evaluation (`nn_value`), Q(n, a) = `edge_values` (children's
+  U(n) its own evaluation (`nn_value`), Q(n, a) = `graph.edge_values` (children's
   current values, the one below already recomputed). value_sum = Q(n) *
   visits keeps `graph.node_value` equal to Q(n) (visits = 1 + sum_a N(n, a)),
   and the node's visited edges store Q(n, a), so `edge_q` stays
@@ -284,9 +213,9 @@ def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_act
     # write depends on it, so XLA reads before it writes, in place.
     gathered = take(visits, jnp.append(safe, node))
     node_visits = gathered[-1] + 1
-    q = _values_through(children, take(edge_reward, node), take(edge_discount, node), stored_q,
-                        gathered[:-1], take(value_sum, safe),
-                        take(solved, safe) if config.solver else None, config)
+    q = graph_lib.edge_values_from(children, take(edge_reward, node), take(edge_discount, node),
+                                   stored_q, gathered[:-1], take(value_sum, safe),
+                                   take(solved, safe) if config.solver else None, config)
     weights = n.astype(jnp.float32)
     value = (take(nn_value, node) + jnp.sum(weights * q)) / (1.0 + jnp.sum(weights))
     row = jnp.where(inside, node, capacity)

@@ -329,7 +329,7 @@ def _classify(graph, sel, trans, found, config, alternating):
     # backed up: an earlier leaf's correction may have pulled this edge's Q
     # back onto its node. Tested again on the live graph; a correction no
     # longer needed is dropped like a collision (one leaf: never).
-    collided |= (sel.kind == graph_lib.CORRECTION) & ~backup_lib.transposition_diverged(
+    collided |= (sel.kind == graph_lib.CORRECTION) & ~graph_lib.transposition_diverged(
         graph, sel.parent, sel.action, graph.child[sel.parent, sel.action], config, alternating)
   sel = sel.replace(kind=jnp.where(collided, graph_lib.NO_SIMULATION, sel.kind))
   expand = sel.kind == graph_lib.EXPAND

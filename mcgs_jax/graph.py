@@ -7,8 +7,10 @@ at the node (`value_sum`, `nn_value`) or at the edge's parent (`edge_q`).
 The lowest module of the search: besides the graph's data (its key index's
 `HashTable` included; `hash_table` probes it), what several phases read the
 same way lives here: `take` and `edge_rows` (a node's rows), `exact_value`
-(a proven node's value), `computed_once` (a value XLA must compute in one
-kernel), `select_first`.
+(a proven node's value), `edge_values` (an edge's value through its child,
+which selection, pruning and the backup read) and `transposition_diverged`
+(Alg. 2's test, which selection and expansion apply), `computed_once` (a
+value XLA must compute in one kernel), `select_first`.
 """
 
 import dataclasses
@@ -17,6 +19,8 @@ from typing import Any, Sequence
 import chex
 import jax
 import jax.numpy as jnp
+
+from mcgs_jax import config as config_lib
 
 # `child` codes for edges that lead to no node.
 UNEXPANDED = -1
@@ -469,6 +473,93 @@ def exact_value(solved: chex.Array) -> chex.Array:
     f32 of that shape: +1 / -1 / 0 for WIN / LOSS / DRAW (0 for UNKNOWN).
   """
   return _EXACT_VALUE[solved]
+
+
+# Values read off the graph's statistics: what selection, pruning and the
+# backup all read (an edge's value through its child, the transposition test).
+
+
+def transposition_diverged(graph: Graph, node: chex.Array, action: chex.Array,
+                           child: chex.Array, config: config_lib.SearchConfig,
+                           alternating: bool, edge_q: chex.Array | None = None) -> chex.Array:
+  """The transposition test of ONE game's edge (Alg. 2): the edge leads to a
+  node with several parents whose value the edge's Q no longer matches,
+  |Q(s, a) - (r + discount V(child))| > q_eps.
+
+  Args:
+    graph: ONE game's graph [N, A] (a vmapped batch: the gathers are flat).
+    node: int32, the edge's node.
+    action: int32, the edge's action.
+    child: int32, `graph.child[node, action]` (a code < 0: not a node).
+    config: SearchConfig (`q_eps`).
+    alternating: the model's `alternating_zero_sum`: reward 0 and discount
+      -1 without reading them.
+    edge_q: optional f32, the edge's Q where already read.
+
+  Returns:
+    bool.
+  """
+  is_node = child >= 0
+  safe_child = jnp.maximum(child, 0)
+  child_value = node_value(take(graph.visits, safe_child),
+                                     take(graph.value_sum, safe_child))
+  if alternating:
+    target = -child_value
+  else:
+    target = (take(graph.edge_reward, node, action) + take(graph.edge_discount, node, action) *
+              child_value)
+  if edge_q is None:
+    edge_q = take(graph.edge_q, node, action)
+  return (is_node & (take(graph.num_parents, safe_child) > 1) &
+          (jnp.abs(edge_q - target) > config.q_eps))
+
+
+def edge_values(graph: Graph, node: chex.Array,
+                config: config_lib.SearchConfig) -> chex.Array:
+  """Every edge's value for the mover at `node` of ONE game, read off its child.
+
+  Used in "katago" mode: reward + discount * V(child), the exact value of a
+  child proven by the solver, the reward of a terminal edge, and the stored
+  Q of an edge without a stored child (unexpanded; a leaf not stored for lack
+  of capacity).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    config: SearchConfig (reads `solver`).
+
+  Returns:
+    f32[A].
+  """
+  child = take(graph.child, node)
+  safe = jnp.maximum(child, 0)
+  return edge_values_from(child, take(graph.edge_reward, node), take(graph.edge_discount, node),
+                         take(graph.edge_q, node), take(graph.visits, safe),
+                         take(graph.value_sum, safe), take(graph.solved, safe), config)
+
+
+def edge_values_from(child, reward, discount, stored_q, child_visits, child_value_sum,
+                     child_solved, config):
+  """`edge_values` from a node's rows and its children's statistics.
+
+  Args:
+    child: int32[A], the node's child row.
+    reward: f32[A], its edges' rewards.
+    discount: f32[A], its edges' discounts.
+    stored_q: f32[A], its edges' stored Q (kept where no child is stored).
+    child_visits: int32[A], the children's visits.
+    child_value_sum: f32[A], the children's value sums.
+    child_solved: int32[A], the children's solver codes (read with `solver`).
+    config: SearchConfig (reads `solver`).
+
+  Returns:
+    f32[A].
+  """
+  value = node_value(child_visits, child_value_sum)
+  if config.solver:
+    value = jnp.where(child_solved != UNKNOWN, exact_value(child_solved), value)
+  return select_first([child >= 0, child == TERMINAL], [reward + discount * value, reward],
+                      stored_q)
 
 
 # The key index's data (`hash_table` holds its probing, lookup and insertion).

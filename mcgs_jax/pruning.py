@@ -33,7 +33,6 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 
@@ -56,7 +55,7 @@ def value_std_bound(mean: chex.Array, config: config_lib.SearchConfig) -> chex.A
 
 def _edge_q(graph, node, config):
   if config.recomputes_values:
-    return backup_lib.edge_values(graph, node, config)
+    return graph_lib.edge_values(graph, node, config)
   return graph.edge_q[node]
 
 

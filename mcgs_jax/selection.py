@@ -35,7 +35,6 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
@@ -186,7 +185,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
-    edge_q = backup_lib.edge_values(graph, node, config)
+    edge_q = graph_lib.edge_values(graph, node, config)
   # sum_b N(s, b): the node's visits less its own evaluation (visits are
   # conserved: one per simulation that left the node through an edge), one
   # element instead of a reduction over the row.
@@ -403,8 +402,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   child = _at(action, rows.child)
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  diverged = use_corrections & backup_lib.transposition_diverged(graph, node, action, child, config,
-                                                      alternating, _at(action, rows.q))
+  diverged = use_corrections & graph_lib.transposition_diverged(
+      graph, node, action, child, config, alternating, _at(action, rows.q))
   proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)

@@ -9,7 +9,7 @@ import pytest
 
 import envs
 import mcgs_jax
-from mcgs_jax import backup as backup_lib
+from mcgs_jax import graph as graph_lib
 from mcgs_jax import selection
 from tests import invariants
 from tests.fake_evals import RandomEval
@@ -43,7 +43,7 @@ def test_katago_uses_at_most_40_percent_of_the_tree_nodes_on_nim():
 
 
 def _katago_value(g, b, node, config):
-  q = np.asarray(backup_lib.edge_values(jax.tree.map(lambda x: x[b], g), jnp.int32(node), config))
+  q = np.asarray(graph_lib.edge_values(jax.tree.map(lambda x: x[b], g), jnp.int32(node), config))
   n = g.edge_visits[b, node].astype(np.float64)
   return (g.nn_value[b, node] + (n * q).sum()) / (1 + n.sum())
 
