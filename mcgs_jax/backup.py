@@ -69,7 +69,7 @@ def stop_value(kind, reward, discount, edge_visits, edge_q, child_visits, child_
   through the gathers its own writes depend on (see `backup_stop`).
 
   Args:
-    kind: int32, the simulation end code (`selection.Selection.kind`).
+    kind: int32, the simulation end code (`graph.Selection.kind`).
     reward: f32, the last edge's reward.
     discount: f32, the last edge's discount.
     edge_visits: int32, the last edge's visits.
@@ -535,7 +535,7 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
       unless `kind` is a stopping kind).
     config: SearchConfig.
     start: int32, first edge updated (as in `backup`).
-    kind: optional int32, how the simulation ended (`selection.Selection.kind`
+    kind: optional int32, how the simulation ended (`graph.Selection.kind`
       or `LINKED`).
     alternating: the model's `alternating_zero_sum` (static): vmapped, the
       backup then takes reward 0 and discount -1 for the edges inside the

@@ -228,7 +228,7 @@ def guided_selection(small: graph_lib.Graph, large: graph_lib.Graph, parent_node
       (jnp.int32(0), jnp.int32(0), jnp.bool_(True), jnp.zeros((max_depth,), jnp.int32)))
   ok &= has_target & (top == 0) & (length > 0)
   last = jnp.maximum(length - 1, 0)
-  sel = selection.Selection(
+  sel = graph_lib.Selection(
       path_nodes=path_nodes, path_actions=path_actions, length=length,
       kind=jnp.int32(graph_lib.EXPAND), parent=parent, action=path_actions[last],
       start=jnp.int32(0), explored=jnp.bool_(False), stale=jnp.int32(-1),

@@ -13,7 +13,7 @@ model's transition:
 """
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import chex
 import jax
@@ -27,7 +27,6 @@ from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
 from mcgs_jax import pruning
 from mcgs_jax import rave
-from mcgs_jax import selection
 from mcgs_jax import solver
 
 
@@ -196,7 +195,7 @@ def lookup(table: graph_lib.HashTable, key: chex.Array, config: config_lib.Searc
   return jax.vmap(functools.partial(hash_table.find, max_probes=config.max_probes))(table, key)
 
 
-def closes_cycle(sel: selection.Selection, found: chex.Array) -> chex.Array:
+def closes_cycle(sel: graph_lib.Selection, found: chex.Array) -> chex.Array:
   """Whether linking the selected edge to `found` would close a cycle.
 
   ONE game (vmap for [B]): `found` is a node on the path (keys without the
@@ -217,7 +216,7 @@ def closes_cycle(sel: selection.Selection, found: chex.Array) -> chex.Array:
   return (found >= 0) & graph_lib.take(sel.path_marks, jnp.maximum(found, 0))
 
 
-def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: chex.Array,
+def needs_eval(sel: graph_lib.Selection, trans: model_lib.Transition, found: chex.Array,
                config: config_lib.SearchConfig) -> chex.Array:
   """Whether each game's simulation ends at a new leaf that needs the network.
 
@@ -235,20 +234,26 @@ def needs_eval(sel: selection.Selection, trans: model_lib.Transition, found: che
   return (sel.kind == graph_lib.EXPAND) & ~trans.terminal & ~known
 
 
-def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchConfig):
-  """`expand_and_backup` vmapped over a batch, with `config` and the model's
-  static declarations bound: what every simulation loop calls.
+def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchConfig,
+                              allowed_moves: Callable[..., chex.Array]):
+  """`expand_and_backup` vmapped over a batch, with `config`, the model's
+  static declarations and the selection's move filter bound: what every
+  simulation loop calls.
 
   Args:
     model: the Model (its `alternating_zero_sum` is bound).
     config: SearchConfig.
+    allowed_moves: `(graph, node, config) -> bool[A]`, the moves the
+      selection may take at a node of ONE game (`selection.allowed_moves`;
+      hard pruning keeps its masks by it).
 
   Returns:
     fn(graph [B, N, A], sel, trans, found, free_slot, prior, nn_value, nan)
     -> graph, each argument with leading dimension B.
   """
   return jax.vmap(functools.partial(expand_and_backup, config=config,
-                                    alternating=model.alternating_zero_sum))
+                                    alternating=model.alternating_zero_sum,
+                                    allowed_moves=allowed_moves))
 
 
 class _Outcome(NamedTuple):
@@ -278,11 +283,11 @@ class _Outcome(NamedTuple):
   deferred: chex.Array
 
 
-def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
+def expand_and_backup(graph: graph_lib.Graph, sel: graph_lib.Selection,
                       trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
                       prior: chex.Array, nn_value: chex.Array, nan: chex.Array,
-                      config: config_lib.SearchConfig,
-                      alternating: bool = False) -> graph_lib.Graph:
+                      config: config_lib.SearchConfig, alternating: bool = False,
+                      allowed_moves: Callable[..., chex.Array] | None = None) -> graph_lib.Graph:
   """ONE game (vmap for a batch): expands the selected edge and backs the
   simulation's value up its path.
 
@@ -304,6 +309,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
     config: SearchConfig.
     alternating: the model's `alternating_zero_sum` (static, see
       `backup.backup_stop`).
+    allowed_moves: `(graph, node, config) -> bool[A]`, the selection's move
+      filter (`selection.allowed_moves`), needed with hard pruning only.
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
@@ -315,7 +322,8 @@ def expand_and_backup(graph: graph_lib.Graph, sel: selection.Selection,
                                         outcome, config)
   graph, leaf_value, stop_kind, length = _leaf_value(graph, sel, trans, found, nn_value,
                                                      outcome, config)
-  graph = _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating)
+  graph = _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating,
+                   allowed_moves)
   return _count(graph, sel, outcome, stored, indexed, free_slot, nan)
 
 
@@ -425,7 +433,7 @@ def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
   return graph, leaf_value, stop_kind, length
 
 
-def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating):
+def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating, allowed_moves):
   """Backs `leaf_value` up the path's first `length` edges, then updates the
   hard-pruning masks and the AMAF statistics along it."""
   with jax.named_scope("backup"):
@@ -433,9 +441,11 @@ def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating):
                                                leaf_value, config, start=sel.start,
                                                kind=stop_kind, alternating=alternating)
   if config.hard_pruning:
+    if allowed_moves is None:
+      raise ValueError("hard pruning keeps its masks by the selection's move filter: pass "
+                       "allowed_moves (selection.allowed_moves)")
     graph = pruning.update_hard_pruning(
-        graph, sel.path_nodes, length,
-        lambda g, node: selection.allowed_moves(g, node, config), config)
+        graph, sel.path_nodes, length, lambda g, node: allowed_moves(g, node, config), config)
   if config.rave:
     # A correction is no outcome of play: it leaves the AMAF statistics alone.
     graph = rave.update(graph, sel.path_nodes, sel.path_actions,

@@ -41,7 +41,7 @@ _EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, L
 # Codes `computed_once` keeps exactly: 0 <= code < CODE_LIMIT.
 CODE_LIMIT = 2**22
 
-# Why a simulation's descent ended (`selection.Selection.kind`); the backup
+# Why a simulation's descent ended (`Selection.kind`); the backup
 # reads it to pick the value of the last edge.
 RUNNING = 0
 EXPAND = 1          # an unexpanded edge: the game model is stepped, the key looked up
@@ -52,6 +52,27 @@ DEAD_END = 5        # a non-terminal node without legal actions: the current est
 NO_SIMULATION = 6   # the root has no legal action, is proven, or the game is inactive
 SOLVED_EDGE = 7     # an edge into a node proven by the solver: exact value
 CYCLE = 8           # an edge back into a node on the path: the current estimate
+
+
+@chex.dataclass(frozen=True)
+class Selection:
+  """ONE game's descent: the path and how the simulation ends.
+
+  Made by the descent (`selection.select_batch`), read by expansion and
+  the backup. Batched selections carry a leading dimension B on every field.
+  The path arrays have D = `SearchConfig.max_depth` entries.
+  """
+  path_nodes: chex.Array    # int32[D], nodes from the root
+  path_actions: chex.Array  # int32[D], the action taken at each
+  length: chex.Array        # int32, number of edges on the path
+  kind: chex.Array          # int32, one of the codes above
+  parent: chex.Array        # int32, node of the last edge
+  action: chex.Array        # int32, action of the last edge
+  start: chex.Array         # int32, first path edge the backup updates
+  explored: chex.Array      # bool, an exploration trajectory
+  stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
+  path_marks: chex.Array    # bool[N], the nodes of the path, where links can close
+                            # cycles (`selection.tracks_cycles`); bool[0] otherwise
 
 
 @chex.dataclass(frozen=True)

@@ -30,7 +30,7 @@ from mcgs_jax import model as model_lib
 from mcgs_jax import selection
 
 
-def add_virtual_visits(virtual_visits: chex.Array, sel: selection.Selection,
+def add_virtual_visits(virtual_visits: chex.Array, sel: graph_lib.Selection,
                        capacity: int) -> chex.Array:
   """ONE game: one more pending leaf on every edge of `sel`'s path.
 
@@ -50,7 +50,7 @@ def add_virtual_visits(virtual_visits: chex.Array, sel: selection.Selection,
 
 
 def select_leaves(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Model,
-                  config: config_lib.SearchConfig, active: chex.Array) -> selection.Selection:
+                  config: config_lib.SearchConfig, active: chex.Array) -> graph_lib.Selection:
   """The selection rule of `leaves_per_step` L leaves per game.
 
   Leaf i is a PUCT descent with `fold_in(rng, i)` that sees the virtual

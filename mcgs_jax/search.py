@@ -127,7 +127,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
 
 def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Model,
-                config: config_lib.SearchConfig, active: chex.Array) -> selection.Selection:
+                config: config_lib.SearchConfig, active: chex.Array) -> graph_lib.Selection:
   """The selection rule of one leaf per game: a PUCT descent in every game.
 
   Args:
@@ -165,7 +165,7 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
     active: optional bool[B]; inactive games run no simulation. None: all.
 
   Returns:
-    (graph, sel): the updated Graph [B, N, A] and the `selection.Selection`
+    (graph, sel): the updated Graph [B, N, A] and the `graph.Selection`
     (fields with leading dimension B) of each game's last simulation (its
     last leaf with `config.leaves_per_step > 1`).
 
@@ -184,7 +184,7 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
 
 def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
                     model: model_lib.Model, eval_fn: Any, config: config_lib.SearchConfig,
-                    select: Callable[[graph_lib.Graph, chex.PRNGKey], selection.Selection],
+                    select: Callable[[graph_lib.Graph, chex.PRNGKey], graph_lib.Selection],
                     adjust_value: Callable[[chex.Array], chex.Array] | None = None):
   """One simulation step: L leaves in each of B games, one `eval_fn` call.
 
@@ -239,7 +239,7 @@ def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
   graph = graph_lib.add_stats(graph, eval_rows=jnp.full((graph.batch_size,), num_leaves,
                                                         jnp.int32))
   # 4. The leaves one after another, each on the graph the earlier ones wrote.
-  expand_and_backup = expansion.batched_expand_and_backup(model, config)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, selection.allowed_moves)
 
   def expand_leaf(graph, leaf):
     sel, trans, prior, value, nan, looked_up = leaf
@@ -301,7 +301,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
   first descent. Returns (graph, sel [1, B], trans [1, B], (found,
   free_slot) int32[1, B]): each game's last leaf, looked up in the returned
   graph."""
-  expand_and_backup = expansion.batched_expand_and_backup(model, config)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, selection.allowed_moves)
   first = lambda tree: jax.tree.map(lambda x: x[0], tree)
   sel, trans = first((sel, trans))
   with jax.named_scope("descend"), jax.named_scope("lookup"):

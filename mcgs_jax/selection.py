@@ -69,27 +69,7 @@ class Exploration:
   rng: chex.PRNGKey
 
 
-@chex.dataclass(frozen=True)
-class Selection:
-  """ONE game's descent: the path and how the simulation ends.
-
-  Batched selections (`select_batch`) carry a leading dimension B on every
-  field. The path arrays have D = `SearchConfig.max_depth` entries.
-  """
-  path_nodes: chex.Array    # int32[D], nodes from the root
-  path_actions: chex.Array  # int32[D], the action taken at each
-  length: chex.Array        # int32, number of edges on the path
-  kind: chex.Array          # int32, one of the codes above
-  parent: chex.Array        # int32, node of the last edge
-  action: chex.Array        # int32, action of the last edge
-  start: chex.Array         # int32, first path edge the backup updates
-  explored: chex.Array      # bool, an exploration trajectory
-  stale: chex.Array         # int32, deepest path node the solver must re-examine (-1: none)
-  path_marks: chex.Array    # bool[N], the nodes of the path, where links can close
-                            # cycles (`tracks_cycles`); bool[0] otherwise
-
-
-def deactivate(sel: Selection, active: chex.Array) -> Selection:
+def deactivate(sel: graph_lib.Selection, active: chex.Array) -> graph_lib.Selection:
   """Games that are not active run no simulation: their backup is a no-op.
 
   Args:
@@ -443,7 +423,7 @@ def _descent_end(carry, explore):
   last = jnp.maximum(length - 1, 0)
   explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
-  return Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
+  return graph_lib.Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
                    action=path_actions[last], start=start, explored=explored, stale=stale,
                    path_marks=marks)
@@ -451,7 +431,7 @@ def _descent_end(carry, explore):
 
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
                  config: config_lib.SearchConfig,
-                 virtual_visits: chex.Array | None = None) -> Selection:
+                 virtual_visits: chex.Array | None = None) -> graph_lib.Selection:
   """Step 1 for all B games: draws the exploration plans (when
   `eps_greedy` or `eps_constraint` is on) and descends.
 
@@ -466,7 +446,7 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
       the real statistics, which they never enter.
 
   Returns:
-    Selection [B].
+    Selection [B] (`graph.Selection`).
   """
   explore = None
   if config.eps_greedy > 0 or config.eps_constraint > 0:
