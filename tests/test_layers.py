@@ -99,6 +99,18 @@ def test_experiments_are_command_lines_on_top_of_the_library():
   assert graph["experiments.device_report"] >= {"benchmarks.report_plan", "benchmarks.report_search"}
 
 
+def test_phases_keep_to_their_rooms():
+  """Selection selects, expansion expands, the backup backs up: what two
+  phases share lives in `graph` (the Selection record, edge values, the
+  transposition test), and a phase imports only the phase that follows it
+  (expansion ends with the backup)."""
+  graph = _imports()
+  assert not graph["mcgs_jax.selection"] & {"mcgs_jax.expansion", "mcgs_jax.backup"}
+  assert "mcgs_jax.selection" not in graph["mcgs_jax.expansion"]
+  assert "mcgs_jax.backup" in graph["mcgs_jax.expansion"]
+  assert not graph["mcgs_jax.backup"] & {"mcgs_jax.selection", "mcgs_jax.expansion"}
+
+
 def test_the_checker_sees_a_loop():
   graph = collections.defaultdict(set, {"a": {"b"}, "b": {"c"}, "c": {"a"}})
   assert _cycle(graph) == ["a", "b", "c", "a"]
