@@ -72,7 +72,8 @@ device-session: $(STAMP)
 	$(PY) -m experiments.device_session $(if $(QUICK),--quick --out results/device_session)
 
 # Training runs hit by faults at random points (SIGKILL, damaged files, a full
-# disk, a second process), 20 trials each (about 2 hours): docs/reliability.md.
+# disk, a second process), 20 trials each (about 4 hours on 2 cores, resumable):
+# docs/reliability.md.
 fault-sweep: $(STAMP)
 	$(PY) -m experiments.fault_sweep --log results/fault_sweep.jsonl --csv docs/reliability.csv --md results/fault_sweep.md
 
