@@ -47,11 +47,15 @@ is evaluated every `--eval-every-s` CPU seconds on 100 positions per Pons
 set and stops at `--cpu-budget` CPU seconds (the cap); runs go to
 `--out`/connect4_recipe/ALGO_BACKUP_sSEED/ (resumable). `--recipe-table`
 writes one row per run (CPU seconds to `--target` mean search error, the
-final error) to `--table-csv` (docs/dual_mcts/connect4_runs.csv).
+final error, and the steps to convergence that `--recipe-rank` measures:
+each evaluation's snapshot against every earlier one and the untrained
+network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
+(docs/dual_mcts/connect4_runs.csv).
 """
 
 import argparse
 import csv
+import glob
 import json
 import math
 import os
@@ -165,6 +169,64 @@ RECIPE_FIELDS = ("algo", "backup", "seed", "cpu_s", "iterations", "positions", "
 _PONS_SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
 
 
+def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0) -> dict | None:
+  """The paper's convergence criterion over one `--recipe` run's snapshots
+  (one per evaluation, `--eval-every-s` CPU seconds apart): each snapshot's
+  raw network plays every earlier one and the untrained network (step 0),
+  both colours of random openings; alpha-rank over them as in the cells
+  above. Resumable (`ranks.csv` keeps the games). Writes `steps.csv` and
+  `summary.json` into the run; returns the summary (None: no snapshot)."""
+  snapshots = sorted(glob.glob(os.path.join(directory, "snapshots", "iteration_*.msgpack")))
+  if not snapshots:
+    return None
+  config = checkpoint.load_config(directory)
+  env, network, eval_fn = checkpoint.build_network(config)
+  untrained = checkpoint.init_variables(network, env, jax.random.PRNGKey(config.seed))
+  cpu_s = {int(r["iteration"]): float(r["cpu_s"])
+           for r in loop.read_metrics(os.path.join(directory, "metrics.csv"))}
+  iterations = [int(os.path.basename(p)[len("iteration_"):-len(".msgpack")]) for p in snapshots]
+
+  def agent(t):
+    params = untrained if t == 0 else checkpoint.read_variables(snapshots[t - 1], untrained)
+    return agents.PolicyAgent(eval_fn=eval_fn, params=params, name=str(t))
+
+  games_path = os.path.join(directory, "ranks.csv")
+  records = [(int(r["a"]), int(r["b"]), float(r["score"]))
+             for r in loop.read_metrics(games_path)]
+  done = {(a, b) for a, b, _ in records}
+  for t in range(1, len(snapshots) + 1):
+    for previous in range(t):
+      if (t, previous) in done:
+        continue
+      result = arena.play_games(env, agent(t), agent(previous),
+                                jax.random.PRNGKey(seed * 100_003 + t * 1009 + previous),
+                                games_per_pair, opening_plies=_OPENING_PLIES["connect4"])
+      records += [(t, previous, (float(x) + 1) / 2) for x in result.scores]
+      _write_csv(games_path, [dict(a=a, b=b, score=x) for a, b, x in records],
+                 ["a", "b", "score"])
+  previous_cpu = [0.0] + [cpu_s.get(i, math.nan) for i in iterations]
+  step_rows = [dict(step=t, iteration=iterations[t - 1], cpu_s=previous_cpu[t],
+                    step_s=previous_cpu[t] - previous_cpu[t - 1])
+               for t in range(1, len(snapshots) + 1)]
+  rows, summary = summarize_steps(step_rows, records)
+  fields = list(dict.fromkeys(k for r in rows for k in r))
+  _write_csv(os.path.join(directory, "steps.csv"), rows, fields)
+  with open(os.path.join(directory, "summary.json"), "w") as f:
+    json.dump(dict(summary, games_per_pair=games_per_pair), f, indent=1)
+  return summary
+
+
+def _steps_to_convergence(directory: str):
+  """A ranked run's convergence step ("" before `--recipe-rank`, "not
+  converged" where no snapshot reached the criterion)."""
+  path = os.path.join(directory, "summary.json")
+  if not os.path.exists(path):
+    return ""
+  with open(path) as f:
+    steps = json.load(f).get("steps_to_converge")
+  return "not converged" if steps is None else steps
+
+
 def recipe_rows(out: str, target: float) -> list[dict]:
   """One row (`RECIPE_FIELDS`) per `--recipe` run under `out`."""
   rows = []
@@ -188,7 +250,7 @@ def recipe_rows(out: str, target: float) -> list[dict]:
             positions_to_target=int(float(reached[0]["positions_total"])) if reached else "",
             final_search_error_mean=round(mean(evaluated[-1], "search"), 4) if evaluated else "",
             final_policy_error_mean=round(mean(evaluated[-1], "policy"), 4) if evaluated else "",
-            steps_to_convergence=""))
+            steps_to_convergence=_steps_to_convergence(recipe_dir(out, algo, backup, seed))))
   return rows
 
 
@@ -456,6 +518,8 @@ def main(argv=None):
                       help="--recipe: CPU seconds per run (the cap)")
   parser.add_argument("--eval-every-s", type=float, default=300.0,
                       help="--recipe: CPU seconds between evaluations")
+  parser.add_argument("--recipe-rank", action="store_true",
+                      help="the paper's convergence criterion over each --recipe run's snapshots")
   parser.add_argument("--recipe-table", action="store_true",
                       help="write the --recipe runs' rows to docs/dual_mcts/connect4_runs.csv")
   parser.add_argument("--table-csv",
@@ -464,6 +528,15 @@ def main(argv=None):
   parser.add_argument("--target", type=float, default=0.05,
                       help="--recipe-table: the mean search error a run's time is measured to")
   args = parser.parse_args(argv)
+  if args.recipe_rank:
+    for algo in ALGOS:
+      for backup in BACKUPS:
+        for seed in args.seed:
+          directory = recipe_dir(args.out, algo, backup, seed)
+          if os.path.isdir(directory):
+            summary = rank_recipe_run(directory, args.games_per_pair, seed)
+            print(f"{directory}: {json.dumps(summary)}", flush=True)
+    return
   if args.recipe_table:
     rows = recipe_rows(args.out, args.target)
     _write_csv(args.table_csv, rows, RECIPE_FIELDS)

@@ -47,3 +47,10 @@ def test_recipe_rows_time_to_target(tmp_path):
   assert (row["cpu_s_to_target"], row["positions_to_target"]) == (600.0, 6000)
   assert (row["final_search_error_mean"], row["final_policy_error_mean"]) == (0.03, 0.1)
   assert dual_mcts.recipe_rows(str(tmp_path), target=0.01)[0]["cpu_s_to_target"] == ""
+  # Convergence: blank before `--recipe-rank`, then its step, or "not converged".
+  assert row["steps_to_convergence"] == ""
+  (directory / "summary.json").write_text('{"steps_to_converge": 3}')
+  assert dual_mcts.recipe_rows(str(tmp_path), target=0.05)[0]["steps_to_convergence"] == 3
+  (directory / "summary.json").write_text('{"steps_to_converge": null}')
+  assert dual_mcts.recipe_rows(str(tmp_path), target=0.05)[0]["steps_to_convergence"] == (
+      "not converged")
