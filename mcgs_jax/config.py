@@ -589,6 +589,14 @@ class SearchConfig:
     return self.progressive_pruning == "hard"
 
   @property
+  def plain_descent(self) -> bool:
+    """Every simulation runs (`stops_early` is False) with a PUCT root and
+    stores its leaf (`expansion_policy` "all"): what a Dual / MPV search's
+    two searches need."""
+    return (not self.stops_early and self.root_policy == "puct"
+            and self.expansion_policy == "all")
+
+  @property
   def stops_early(self) -> bool:
     """Games may stop before `num_simulations` (a proven root, an evaluation
     budget, or the last step of `leaves_per_step` leaves)."""

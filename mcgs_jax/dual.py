@@ -103,7 +103,7 @@ class DualConfig:
     if self.rounds < 1:
       raise ValueError(f"rounds must be >= 1, got {self.rounds}")
     for name, config in (("small", self.small), ("large", self.large)):
-      if config.stops_early or config.root_policy != "puct" or config.expansion_policy != "all":
+      if not config.plain_descent:
         raise ValueError(
             f"the {name} search of a dual search must run its whole budget with PUCT and "
             "store every leaf: no solver, max_nn_evals, leaves_per_step > 1, Gumbel root "

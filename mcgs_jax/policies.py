@@ -108,6 +108,25 @@ def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
   return graph.replace(prior=graph.prior.at[:, 0].set(noisy))
 
 
+def with_root_gumbel(rng: chex.PRNGKey, graph: graph_lib.Graph, legal: chex.Array,
+                     config: config_lib.SearchConfig) -> graph_lib.Graph:
+  """The graph with fresh Gumbel noise at its roots where the root is a
+  Gumbel root (`gumbel.draw_noise`), as it is otherwise.
+
+  Args:
+    rng: a PRNG key.
+    graph: Graph [B, N, A].
+    legal: bool[B, A], the roots' legal actions.
+    config: reads `root_policy`.
+
+  Returns:
+    The graph.
+  """
+  if config.root_policy != "gumbel":
+    return graph
+  return graph.replace(root_gumbel=gumbel.draw_noise(rng, legal, config))
+
+
 def root_policy(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
                 config: config_lib.SearchConfig) -> chex.Array:
   """Root move distribution after the Q-value corrections.

@@ -24,7 +24,6 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import gumbel
 from mcgs_jax import hash_table
 from mcgs_jax import policies
 from mcgs_jax import search as search_lib
@@ -270,9 +269,8 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
   fresh = search_lib.init(params, init_rng, next_state, env, eval_fn, config)
   kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
   advanced = policies.renoise_roots(noise_rng, advanced, config)
-  if config.root_policy == "gumbel":
-    advanced = advanced.replace(root_gumbel=gumbel.draw_noise(
-        jax.random.fold_in(noise_rng, 1), advanced.child[:, 0] != graph_lib.ILLEGAL, config))
+  advanced = policies.with_root_gumbel(jax.random.fold_in(noise_rng, 1), advanced,
+                                      advanced.child[:, 0] != graph_lib.ILLEGAL, config)
 
   def select(reused, new):
     return jnp.where(kept.reshape(kept.shape + (1,) * (reused.ndim - 1)), reused, new)

@@ -25,7 +25,6 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import gumbel
 from mcgs_jax import hash_table
 from mcgs_jax import leaves
 from mcgs_jax import model as model_lib
@@ -120,9 +119,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   graph = jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
                              root.terminal, nan)
-  if config.root_policy == "gumbel":
-    graph = graph.replace(root_gumbel=gumbel.draw_noise(jax.random.fold_in(rng, 2), legal,
-                                                        config))
+  graph = policies.with_root_gumbel(jax.random.fold_in(rng, 2), graph, legal, config)
   return graph
 
 
