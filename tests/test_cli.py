@@ -149,6 +149,7 @@ def _python(*args, **kwargs):
                           stderr=subprocess.PIPE, text=True, **kwargs)
 
 
+@pytest.mark.slow
 def test_a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes(tmp_path):
   out = tmp_path / "run"
   config = _config_file(tmp_path, **TINY)
@@ -173,13 +174,19 @@ def test_a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes(tmp_pat
   assert [int(row.split(",")[0]) for row in rows] == [1, 2, 3, 4, 5, 6]
 
 
-def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
+def test_a_killed_holder_leaves_no_stale_lock(tmp_path, capsys):
   holder = _python("-c", "import sys, time; from learning import run_lock; "
                    f"lock = run_lock.acquire({str(tmp_path)!r}); print('held', flush=True); "
                    "time.sleep(120)")
   assert holder.stdout.readline().strip() == "held"
   with pytest.raises(run_lock.RunBusyError, match=f"pid {holder.pid}"):
     run_lock.acquire(str(tmp_path))
+  # What a second command on the folder says: one line, exit 2 (the whole
+  # commands racing: the slow test above and the fault sweep's second-process).
+  assert cli.main(lambda argv: run_lock.acquire(str(tmp_path)), []) == cli.USAGE
+  lines = capsys.readouterr().err.splitlines()
+  assert len(lines) == 1 and lines[0].startswith(
+      f"error: {tmp_path} is in use by pid {holder.pid} on "), lines
   holder.send_signal(signal.SIGKILL)
   holder.wait(timeout=30)
   lock = run_lock.acquire(str(tmp_path))   # the kernel released it
