@@ -1,5 +1,6 @@
-"""The accelerator report's plan (which cells, in which order, under which budget), its
-networks and the helpers its sections share (`experiments.device_report`).
+"""The accelerator report's plan (which cells, in which order, under which
+budget), its networks and the helpers its sections share
+(`experiments.device_report`).
 """
 
 import dataclasses
@@ -52,8 +53,7 @@ XLA_VARIANTS = {
     "command-buffer-while": {
         "xla_gpu_enable_command_buffer":
             "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,CONDITIONAL,DYNAMIC_SLICE_FUSION,WHILE",
-        "xla_gpu_graph_min_graph_size":
-            1
+        "xla_gpu_graph_min_graph_size": 1,
     },
     "unroll-2": {
         "xla_gpu_enable_while_loop_unrolling": "WHILE_LOOP_UNROLLING_DOUBLE_BUFFER"
