@@ -109,7 +109,7 @@ def phase_functions(env, eval_fn, config):
   def evaluate(params, rng, trans):
     return expansion.evaluate(params, rng, eval_fn, trans.embedding, trans.legal, config)
 
-  expand_and_backup = expansion.batched_expand_and_backup(model, config)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, selection.allowed_moves)
 
   def step(graph, params, rng):
     return mcgs_jax.simulate(params, rng, graph, env, eval_fn, config)[0]
