@@ -166,7 +166,6 @@ def run_recipe(out: str, algo: str, backup: str, seed: int, cpu_budget: float,
 RECIPE_FIELDS = ("algo", "backup", "seed", "cpu_s", "iterations", "positions", "target",
                  "cpu_s_to_target", "positions_to_target", "final_search_error_mean",
                  "final_policy_error_mean", "steps_to_convergence")
-_PONS_SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
 
 
 def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0) -> dict | None:
@@ -238,7 +237,7 @@ def recipe_rows(out: str, target: float) -> list[dict]:
           continue
         metrics = loop.read_metrics(path)
         mean = lambda r, kind: float(np.mean([float(r[f"{kind}_c4_error_{name}"])
-                                              for name in _PONS_SETS]))
+                                              for name in ground_truth.C4_SETS]))
         evaluated = [r for r in metrics if r.get("search_c4_error_L3_R1") not in ("", None)]
         reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
         last = metrics[-1]

@@ -35,7 +35,6 @@ skipped.
 """
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -57,6 +56,8 @@ from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-imp
 from learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import config as config_lib  # pylint: disable=g-import-not-at-top
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import ground_truth  # pylint: disable=g-import-not-at-top
+from learning import loop  # pylint: disable=g-import-not-at-top
 
 SEARCHES = ("mcgs", "tree")
 SEEDS = (0, 1, 2)
@@ -101,7 +102,7 @@ def train(args) -> int:
   return 0
 
 
-C4_SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
+C4_SETS = tuple(ground_truth.C4_SETS)
 RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eval_iteration",
               "eval_cpu_s", "search_error_mean", "policy_error_mean", "value_sign_error_mean",
               "nn_evals_per_position", "transposition_hits_per_position", "target",
@@ -180,8 +181,7 @@ def report(args) -> int:
       for seed in args.seeds:
         path = os.path.join(args.runs, run_name(game, search, seed), "metrics.csv")
         if os.path.exists(path):
-          with open(path, newline="") as f:
-            runs.append((game, search, seed, list(csv.DictReader(f))))
+          runs.append((game, search, seed, loop.read_metrics(path)))
   if not runs:
     raise FileNotFoundError(f"no run under {args.runs}")
   os.makedirs(args.out, exist_ok=True)
@@ -208,8 +208,8 @@ def report(args) -> int:
                             measure="search_error_mean", mean=round(mean, 4), lo=round(lo, 4),
                             hi=round(hi, 4)))
   # The final agents' figures (`final`), where they are there already.
-  final_rows = _read(os.path.join(args.out, "final.csv"))
-  elo_rows = {r["player"]: r for r in _read(os.path.join(args.out, "elo.csv"))}
+  final_rows = loop.read_metrics(os.path.join(args.out, "final.csv"))
+  elo_rows = {r["player"]: r for r in loop.read_metrics(os.path.join(args.out, "elo.csv"))}
   for search in args.searches:
     mine = [r for r in final_rows if r["search"] == search]
     for name in FINAL_FIELDS[4:] if mine else ():
@@ -226,7 +226,7 @@ def report(args) -> int:
   # Graph-trained agents against tree-trained ones: their mean score per
   # pair (both colours of each opening), with an interval over the pairs.
   pairs = {}
-  for game in _read(os.path.join(args.out, "arena_games.csv")):
+  for game in loop.read_metrics(os.path.join(args.out, "arena_games.csv")):
     kinds = [name.split("_")[1] for name in (game["a"], game["b"])]
     if kinds == ["mcgs", "tree"] or kinds == ["tree", "mcgs"]:
       score = float(game["score"]) if kinds[0] == "mcgs" else 1.0 - float(game["score"])
@@ -267,13 +267,6 @@ FINAL_FIELDS = ("run", "search", "seed", "positions", "search_mean", "policy_mea
                 "value_sign_mean")
 
 
-def _read(path: str) -> list[dict]:
-  if not os.path.exists(path):
-    return []
-  with open(path, newline="") as f:
-    return list(csv.DictReader(f))
-
-
 def final(args) -> int:
   """Scores the final Connect-4 agents and plays their round robin."""
   names = [run_name("connect4", search, seed) for search in args.searches for seed in args.seeds
@@ -284,7 +277,7 @@ def final(args) -> int:
   os.makedirs(args.out, exist_ok=True)
   loaded = {name: checkpoint.load_agent(os.path.join(args.runs, name)) for name in names}
   final_path = os.path.join(args.out, "final.csv")
-  rows = _read(final_path)
+  rows = loop.read_metrics(final_path)
   for name in names:
     if args.positions <= 0 or any(r["run"] == name for r in rows):
       continue
