@@ -112,14 +112,10 @@ def main(argv=None):
 
 def write_ratings(directory: str, games: list[dict]) -> list[dict]:
   """Fits the ladder, writes DIR/arena/elo.csv and DIR/plots/elo.png."""
-  ratings, names = evaluation.ladder([(g["a"], g["b"], g["score"]) for g in games],
-                                     baseline=BASELINE)
-  rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
-               elo_low=round(float(ratings.lower[i]), 1),
-               elo_high=round(float(ratings.upper[i]), 1),
-               games=sum(1 for g in games if n in (g["a"], g["b"]))) for i, n in enumerate(names)]
+  rows, ratings, names = evaluation.elo_table([(g["a"], g["b"], g["score"]) for g in games],
+                                              baseline=BASELINE)
   with open(os.path.join(directory, "arena", "elo.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer = csv.DictWriter(f, fieldnames=evaluation.ELO_FIELDS)
     writer.writeheader()
     writer.writerows(rows)
   print(ratings.table(names))

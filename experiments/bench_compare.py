@@ -34,7 +34,6 @@ Run it on an idle machine: under load even identical trees differ (a
 the tiny cells taking 1-9 ms); the full cells take 30-400 ms each.
 """
 
-import argparse
 import json
 import os
 import shutil

@@ -12,7 +12,6 @@ choose the moves, the same for both envs:
 steps/s counts single-game steps.
 """
 
-import argparse
 import statistics
 import sys
 

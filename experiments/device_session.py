@@ -32,7 +32,6 @@ finishes its iteration and checkpoints; rerunning the same command resumes
 it).
 """
 
-import argparse
 import csv
 import dataclasses
 import glob

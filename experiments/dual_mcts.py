@@ -71,6 +71,7 @@ from learning import arena
 from learning import checkpoint
 from learning import config as config_lib
 from learning import elo
+from learning import evaluation
 from learning import ground_truth
 from learning import loop
 from mcgs_jax import dual
@@ -236,9 +237,8 @@ def recipe_rows(out: str, target: float) -> list[dict]:
         if not os.path.exists(path):
           continue
         metrics = loop.read_metrics(path)
-        mean = lambda r, kind: float(np.mean([float(r[f"{kind}_c4_error_{name}"])
-                                              for name in ground_truth.C4_SETS]))
-        evaluated = [r for r in metrics if r.get("search_c4_error_L3_R1") not in ("", None)]
+        mean = lambda r, kind: evaluation.mean_c4_error(r, f"{kind}_c4_error")
+        evaluated = [r for r in metrics if not math.isnan(mean(r, "search"))]
         reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
         last = metrics[-1]
         rows.append(dict(

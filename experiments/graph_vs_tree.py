@@ -34,7 +34,6 @@ per pair, both colours of each random opening, every agent searching with
 skipped.
 """
 
-import argparse
 import json
 import math
 import os
@@ -122,10 +121,9 @@ def _number(text: str) -> float:
 def errors(game: str, row: dict) -> dict:
   """The three errors of one evaluated metrics row (NaN where not measured)."""
   if game == "connect4":
-    mean = lambda prefix: statistics.mean(_number(row[f"{prefix}_{name}"]) for name in C4_SETS)
-    return dict(search_error_mean=mean("search_c4_error"),
-                policy_error_mean=mean("policy_c4_error"),
-                value_sign_error_mean=mean("value_c4_sign_error"))
+    return dict(search_error_mean=evaluation.mean_c4_error(row, "search_c4_error"),
+                policy_error_mean=evaluation.mean_c4_error(row, "policy_c4_error"),
+                value_sign_error_mean=evaluation.mean_c4_error(row, "value_c4_sign_error"))
   return dict(search_error_mean=1.0 - _number(row["search_keeps_value"]),
               policy_error_mean=1.0 - _number(row["policy_keeps_value"]),
               value_sign_error_mean=math.nan)
@@ -133,8 +131,9 @@ def errors(game: str, row: dict) -> dict:
 
 def evaluated(game: str, rows: list[dict]) -> list[dict]:
   """The metrics rows that hold an evaluation."""
-  key = "search_c4_error_L3_R1" if game == "connect4" else "search_keeps_value"
-  return [r for r in rows if r.get(key) not in ("", None)]
+  if game == "connect4":
+    return [r for r in rows if not math.isnan(evaluation.mean_c4_error(r))]
+  return [r for r in rows if r.get("search_keeps_value") not in ("", None)]
 
 
 def run_row(game: str, search: str, seed: int, rows: list[dict]) -> dict:
@@ -301,28 +300,13 @@ def final(args) -> int:
                                    max_nodes=3 * (args.simulations + 1), check_evaluator=True)
     players[name] = agents.SearchAgent(env=env, eval_fn=eval_fn, params=params, config=config,
                                        name=name)
-  games_path = os.path.join(args.out, "arena_games.csv")
-  done = {(g["a"], g["b"]) for g in arena.read_games(games_path)}
-  for index, (a, b) in enumerate(
-      (a, b) for i, a in enumerate(names) for b in names[i + 1:]):
-    if (a, b) in done:
-      continue
-    result = arena.play_games(env, players[a], players[b],
-                              jax.random.fold_in(jax.random.PRNGKey(args.seed), index),
-                              args.arena_games, opening_plies=args.opening_plies)
-    arena.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(x) + 1) / 2)
-                                    for g, x in enumerate(result.scores)])
-    print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of {a})",
-          flush=True)
-  records = [(g["a"], g["b"], float(g["score"])) for g in arena.read_games(games_path)]
-  ratings, order = evaluation.ladder(records, baseline=names[0])
-  elo_rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
-                   elo_low=round(float(ratings.lower[i]), 1),
-                   elo_high=round(float(ratings.upper[i]), 1),
-                   games=sum(1 for a, b, _ in records if n in (a, b)))
-              for i, n in enumerate(order)]
-  measure.write_csv(os.path.join(args.out, "elo.csv"), elo_rows,
-                    ("player", "elo", "elo_low", "elo_high", "games"))
+  pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+  games = arena.play_missing_pairs(env, players, pairs, jax.random.PRNGKey(args.seed),
+                                   args.arena_games, os.path.join(args.out, "arena_games.csv"),
+                                   opening_plies=args.opening_plies)
+  elo_rows, ratings, order = evaluation.elo_table([(g["a"], g["b"], g["score"]) for g in games],
+                                                  baseline=names[0])
+  measure.write_csv(os.path.join(args.out, "elo.csv"), elo_rows, evaluation.ELO_FIELDS)
   print(ratings.table(order))
   return 0
 

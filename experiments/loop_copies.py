@@ -11,7 +11,6 @@ place: every such copy moves O(B N A) (or O(B N)) bytes per simulation where
 the simulation itself touches O(B A). `--show` prints the copy instructions.
 """
 
-import argparse
 import collections
 import functools
 import re

@@ -47,19 +47,16 @@ BASELINE = "rollout"
 
 def curve_rows(directory: str, agent: str) -> list[dict]:
   """The evaluated rows of a run's metrics, in the race CSV's columns."""
-  with open(os.path.join(directory, loop.METRICS), newline="") as f:
-    rows = list(csv.DictReader(f))
   out = []
-  for row in rows:
+  for row in loop.read_metrics(os.path.join(directory, loop.METRICS)):
     if not row.get(f"search_c4_error_{SETS[-1]}"):
       continue
     entry = dict(agent=agent, wall_s=float(row["wall_s"]), cpu_s=float(row.get("cpu_s") or "nan"),
                  iteration=int(row["iteration"]),
                  nn_evals_total=float(row.get("nn_evals_total") or "nan"))
     for kind in ("search", "policy"):
-      errors = [float(row[f"{kind}_c4_error_{s}"]) for s in SETS]
-      entry.update({f"{kind}_{s}": e for s, e in zip(SETS, errors)})
-      entry[f"{kind}_mean"] = sum(errors) / len(errors)
+      entry.update({f"{kind}_{s}": float(row[f"{kind}_c4_error_{s}"]) for s in SETS})
+      entry[f"{kind}_mean"] = evaluation.mean_c4_error(row, f"{kind}_c4_error")
     out.append(entry)
   return out
 
@@ -140,26 +137,13 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
                                        name=name)
   players[BASELINE] = agents.rollout_baseline(env, baseline_simulations)
   games_path = os.path.join(out, "race_games.csv")
-  done = {(r["a"], r["b"]) for r in arena_lib.read_games(games_path)}
-  rng = jax.random.PRNGKey(seed)
-  for a, b in ((names[0], names[1]), (names[0], BASELINE), (names[1], BASELINE)):
-    if (a, b) in done or a not in players or b not in players:
-      continue
-    result = arena_lib.play_games(env, players[a], players[b], rng, games,
-                                  opening_plies=opening_plies)
-    arena_lib.append_games(games_path, [dict(a=a, b=b, game=g, score=(float(s) + 1) / 2)
-                                        for g, s in enumerate(result.scores)])
-    print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of "
-          f"{a})", flush=True)
-  records = [(g["a"], g["b"], g["score"]) for g in arena_lib.read_games(games_path)]
-  ratings, names = evaluation.ladder(records, baseline=BASELINE)
-  rows = [dict(player=n, elo=round(float(ratings.elo[i]), 1),
-               elo_low=round(float(ratings.lower[i]), 1),
-               elo_high=round(float(ratings.upper[i]), 1),
-               games=sum(1 for a, b, _ in records if n in (a, b)))
-          for i, n in enumerate(names)]
+  pairs = ((names[0], names[1]), (names[0], BASELINE), (names[1], BASELINE))
+  games_played = arena_lib.play_missing_pairs(env, players, pairs, jax.random.PRNGKey(seed),
+                                              games, games_path, opening_plies=opening_plies)
+  records = [(g["a"], g["b"], g["score"]) for g in games_played]
+  rows, ratings, names = evaluation.elo_table(records, baseline=BASELINE)
   with open(os.path.join(out, "race_elo.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer = csv.DictWriter(f, fieldnames=evaluation.ELO_FIELDS)
     writer.writeheader()
     writer.writerows(rows)
   print(ratings.table(names))

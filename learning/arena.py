@@ -272,3 +272,36 @@ def append_games(path: str, rows: list[dict]) -> None:
     writer.writerows(rows)
     f.flush()
     os.fsync(f.fileno())
+
+
+def play_missing_pairs(env: Any, players: dict, pairs, rng: jax.Array, games: int, path: str, *,
+                       opening_plies: int = 2) -> list[dict]:
+  """Plays each pair's match not yet recorded in `path`, appending its games.
+
+  Every pair plays on the same openings (one `rng`), so an interrupted
+  round resumes with the pairs it had not finished, each as it would have
+  been played.
+
+  Args:
+    env: a two-player env.
+    players: agents by name.
+    pairs: (a, b) names; a pair with a name missing from `players` is
+      skipped.
+    rng: a PRNG key.
+    games: games per pair, even.
+    path: the games CSV (`GAME_FIELDS`, a's score in [0, 1]).
+    opening_plies: random moves of the openings.
+
+  Returns:
+    Every game recorded in `path` (`read_games`).
+  """
+  done = {(game["a"], game["b"]) for game in read_games(path)}
+  for a, b in pairs:
+    if (a, b) in done or a not in players or b not in players:
+      continue
+    result = play_games(env, players[a], players[b], rng, games, opening_plies=opening_plies)
+    append_games(path, [dict(a=a, b=b, game=g, score=(float(s) + 1) / 2)
+                        for g, s in enumerate(result.scores)])
+    print(f"{a} vs {b}: {result.wins}-{result.draws}-{result.losses} (wins-draws-losses of {a})",
+          flush=True)
+  return read_games(path)

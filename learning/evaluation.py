@@ -221,6 +221,47 @@ def ladder(records, baseline: Any = BASELINE) -> tuple[elo.Ratings, list]:
   return elo.fit(games, len(names), reference=0, num_bootstrap=200), names
 
 
+ELO_FIELDS = ("player", "elo", "elo_low", "elo_high", "games")
+
+
+def elo_table(records, baseline: Any = BASELINE) -> tuple[list[dict], elo.Ratings, list]:
+  """The `ladder` of `records` as rows of `ELO_FIELDS` (one per player).
+
+  Args:
+    records: [(a, b, score of a in [0, 1])] game records, players by name.
+    baseline: the reference player's name (Elo 0).
+
+  Returns:
+    (rows, ratings, names): the rows in rating order, elo rounded to 0.1,
+    `games` each player's number of games; and `ladder`'s ratings and names.
+  """
+  ratings, names = ladder(records, baseline=baseline)
+  rows = [dict(player=name, elo=round(float(ratings.elo[i]), 1),
+               elo_low=round(float(ratings.lower[i]), 1),
+               elo_high=round(float(ratings.upper[i]), 1),
+               games=sum(1 for a, b, _ in records if name in (a, b)))
+          for i, name in enumerate(names)]
+  return rows, ratings, names
+
+
+def mean_c4_error(row: dict, column: str = "search_c4_error") -> float:
+  """One metrics row's error averaged over Pons' six sets.
+
+  Args:
+    row: a metrics row (numbers, or text as read from metrics.csv).
+    column: the columns' prefix: `search_c4_error`, `policy_c4_error`,
+      `value_c4_error` or `value_c4_sign_error`.
+
+  Returns:
+    The mean of the six `{column}_{set}` values; NaN where the row holds no
+    Connect-4 evaluation.
+  """
+  values = [row.get(f"{column}_{name}") for name in ground_truth.C4_SETS]
+  if any(value in ("", None) for value in values):
+    return math.nan
+  return sum(float(value) for value in values) / len(values)
+
+
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
   """The Wilson score interval of a binomial proportion.
 

@@ -9,6 +9,7 @@ from envs import exhaustive
 from learning import agents
 from learning import arena
 from learning import elo
+from learning import evaluation
 
 RNG = jax.random.PRNGKey(0)
 TTT = envs.make("tictactoe")
@@ -138,3 +139,21 @@ def test_round_robin_records_feed_the_elo_fit():
   ratings = elo.fit(records, num_players=2, reference=0, num_bootstrap=50)
   assert ratings.elo[0] == 0.0
   assert ratings.lower[1] > 0.0
+
+
+def test_missing_pairs_resume_and_feed_the_elo_table(tmp_path, capsys):
+  path = str(tmp_path / "games.csv")
+  players = {"random": agents.RandomAgent(), "exact": agents.ExactAgent(TTT)}
+  pairs = [("exact", "random"), ("exact", "absent")]   # a pair with an unknown name is skipped
+  games = arena.play_missing_pairs(TTT, players, pairs, RNG, GAMES, path, opening_plies=1)
+  assert len(games) == GAMES and {(g["a"], g["b"]) for g in games} == {("exact", "random")}
+  assert all(g["score"] > 0.0 for g in games)   # exact never loses from a drawn opening
+  assert capsys.readouterr().out.startswith("exact vs random: ")
+  # A second call finds the pair recorded and plays nothing.
+  assert arena.play_missing_pairs(TTT, players, pairs, RNG, GAMES, path) == games
+  assert capsys.readouterr().out == ""
+  rows, ratings, names = evaluation.elo_table([(g["a"], g["b"], g["score"]) for g in games],
+                                              baseline="random")
+  assert names == ["random", "exact"] and tuple(rows[0]) == evaluation.ELO_FIELDS
+  assert rows[0] == dict(player="random", elo=0.0, elo_low=0.0, elo_high=0.0, games=GAMES)
+  assert rows[1]["elo"] == round(float(ratings.elo[1]), 1) and rows[1]["elo_low"] > 0.0

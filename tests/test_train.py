@@ -17,6 +17,8 @@ from experiments import train
 from learning import loop
 from learning import checkpoint as checkpoint_lib
 from learning import config as config_lib
+from learning import evaluation
+from learning import ground_truth
 from tests import compile_count
 
 # Tiny tic-tac-toe run: a few seconds of compilation, milliseconds per iteration.
@@ -504,6 +506,18 @@ def test_evaluation_summary_line():
   assert len(wrapped) > 1 and all(len(line) <= 40 for line in wrapped)
   assert train.short_summary(row) == "search 6.8%"
   assert train.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
+
+
+
+def test_mean_c4_error_of_a_metrics_row():
+  sets = list(ground_truth.C4_SETS)
+  row = {f"search_c4_error_{name}": str(i / 100) for i, name in enumerate(sets)}
+  row.update({f"policy_c4_error_{name}": 0.25 for name in sets})
+  assert evaluation.mean_c4_error(row) == pytest.approx(sum(range(len(sets))) / 100 / len(sets))
+  assert evaluation.mean_c4_error(row, "policy_c4_error") == 0.25
+  assert np.isnan(evaluation.mean_c4_error(row, "value_c4_sign_error"))
+  row[f"search_c4_error_{sets[0]}"] = ""   # a row written between evaluations
+  assert np.isnan(evaluation.mean_c4_error(row))
 
 
 @pytest.mark.slow
