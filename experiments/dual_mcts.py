@@ -113,7 +113,8 @@ def cell_config(game: str, algo: str, backup: str, seed: int, channels: int = 64
   if algo == "alphazero":
     network = "resmlp" if flat else "resnet"
     kwargs = dict(width, **({"num_layers": 4} if flat else {"num_blocks": 4}))
-    search = dict(search=backup, simulations=small + large)
+    # Evaluated with its self-play budget, as the two-search algorithms are.
+    search = dict(search=backup, simulations=small + large, eval_simulations=small + large)
   elif algo == "mpv":
     network = "pair"
     kwargs = dict(width, kind="resmlp" if flat else "resnet", small_blocks=2, large_blocks=4)

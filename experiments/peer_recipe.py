@@ -98,9 +98,9 @@ class PeerConfig:
     and `evaluation.ground_truth_figures`)."""
     return config_lib.replace(
         config_lib.default_config("connect4"), network="resnet",
-        network_kwargs=dict(self.network_kwargs), eval_simulations=self.eval_simulations,
-        eval_positions=self.eval_positions, eval_root_policy="puct", eval_solver=False,
-        seed=self.seed)
+        network_kwargs=dict(self.network_kwargs),
+        eval_search=dict(num_simulations=self.eval_simulations, root_policy="puct", solver=False),
+        eval_positions=self.eval_positions, seed=self.seed)
 
 
 QUICK = dict(selfplay_batch_size=8, max_num_steps=16, training_batch_size=32,

@@ -26,6 +26,7 @@
 
 import argparse
 import csv
+import errno
 import os
 import sys
 
@@ -47,8 +48,11 @@ BASELINE = "rollout"
 
 def curve_rows(directory: str, agent: str) -> list[dict]:
   """The evaluated rows of a run's metrics, in the race CSV's columns."""
+  path = os.path.join(directory, loop.METRICS)
+  if not os.path.exists(path):
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
   out = []
-  for row in loop.read_metrics(os.path.join(directory, loop.METRICS)):
+  for row in loop.read_metrics(path):
     if not row.get(f"search_c4_error_{SETS[-1]}"):
       continue
     entry = dict(agent=agent, wall_s=float(row["wall_s"]), cpu_s=float(row.get("cpu_s") or "nan"),

@@ -82,7 +82,7 @@ def resolve_config(args) -> config_lib.TrainConfig:
   if saved is not None:
     asked = config_lib.replace(saved, **file_values, **options)
     if asked != saved:
-      changed = sorted(k for k, v in asked.to_json().items() if saved.to_json()[k] != v)
+      changed = config_lib.differences(saved, asked)
       raise ValueError(f"{args.out} was started with other settings ({', '.join(changed)} "
                        f"differ from {saved_path}); rerun with the same ones, or use a new --out")
     return saved

@@ -488,7 +488,7 @@ def build_network(config: config_lib.TrainConfig):
   """
   env = envs.make(config.env)
   network = networks.make(config.network, env, **config.network_options())
-  if config.search in config_lib.TWO_SEARCHES:
+  if config.two_searches:
     eval_fn = dual.DualEval(small=networks.NetworkEval(network, env, head="small"),
                             large=networks.NetworkEval(network, env, head="large"))
   else:

@@ -99,7 +99,7 @@ def ground_truth_figures(env, eval_fn, variables, rng, config) -> dict[str, floa
   """
   policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables, name="policy")
   search = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
-                              config=config.search_config(config.eval_simulations, noise=False),
+                              config=config.search_config(noise=False),
                               name="search")
   figures = {}
   limits = dict(positions_per_set=config.eval_positions)

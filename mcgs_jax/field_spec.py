@@ -1,7 +1,8 @@
 """The valid values of a config field, stated once: checked at construction,
 described in the docs and drawn from by the tests.
 
-`Spec` says a field's type (int, float, bool, str, tuple), its range or its
+`Spec` says a field's type (int, float, bool, str, tuple, or config
+classes for a field that holds other configs), its range or its
 choices, and whether None is allowed. `check(owner, name, value, spec)`
 raises `TypeError` for a value of the wrong type (a count given as a float,
 a bool as a number, a number as a string, ...) and `ValueError` for one out
@@ -24,8 +25,9 @@ class Spec:
   """A field's valid values.
 
   Attributes:
-    kind: int, float, bool, str or tuple. A float field takes ints too
-      (JSON writes 1.0 as 1); no number field takes a bool.
+    kind: int, float, bool, str or tuple, or a tuple of classes (a field
+      holding a config of one of them). A float field takes ints too (JSON
+      writes 1.0 as 1); no number field takes a bool.
     low, high: the range's ends (None: unbounded).
     low_open, high_open: the end itself is excluded.
     choices: the only values allowed (strings).
@@ -33,7 +35,7 @@ class Spec:
     power_of_two: an int field must be a power of two.
     note: what the range cannot say (checked elsewhere), for the docs.
   """
-  kind: type
+  kind: type | tuple
   low: float | None = None
   high: float | None = None
   low_open: bool = False
@@ -109,6 +111,8 @@ def describe(spec: Spec) -> str:
   """
   if spec.choices is not None:
     text = "one of " + ", ".join(repr(c) for c in spec.choices)
+  elif isinstance(spec.kind, tuple):
+    text = " or ".join(f"a {kind.__name__}" for kind in spec.kind)
   else:
     text = _NAMES[spec.kind]
     if spec.power_of_two:
@@ -155,8 +159,8 @@ def check(owner: str, name: str, value: Any, spec: Spec) -> None:
     if spec.choices is not None and value not in spec.choices:
       raise ValueError(wrong)
     return
-  if spec.kind is tuple:
-    if not isinstance(value, tuple):
+  if spec.kind is tuple or isinstance(spec.kind, tuple):
+    if not isinstance(value, spec.kind):
       raise TypeError(wrong)
     return
   if isinstance(value, bool):
@@ -188,18 +192,20 @@ def check_fields(owner: str, config: Any, specs: dict[str, Spec]) -> None:
       check(owner, field.name, getattr(config, field.name), specs[field.name])
 
 
-def markdown_table(specs: dict[str, Spec], defaults: Any) -> str:
+def markdown_table(specs: dict[str, Spec], defaults: Any, show: Any = repr) -> str:
   """The valid values of every field as a markdown table.
 
   Args:
     specs: field name -> Spec, in the order of the table.
-    defaults: an instance whose field values are the defaults shown.
+    defaults: an instance whose field values are the defaults shown, or a
+      dict of them.
+    show: the default's text (repr).
 
   Returns:
     The table (field, default, valid values).
   """
   lines = ["| field | default | valid values |", "|---|---|---|"]
   for name, spec in specs.items():
-    default = getattr(defaults, name)
-    lines.append(f"| `{name}` | `{default!r}` | {describe(spec)} |")
+    default = defaults[name] if isinstance(defaults, dict) else getattr(defaults, name)
+    lines.append(f"| `{name}` | `{show(default)}` | {describe(spec)} |")
   return "\n".join(lines)

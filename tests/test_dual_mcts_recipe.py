@@ -14,17 +14,21 @@ from learning import config as config_lib
 def test_recipe_configs_keep_the_papers_budgets(algo, backup):
   config = config_lib.replace(config_lib.default_config("connect4"),
                               **dual_mcts.recipe_config(algo, backup, 3))
-  assert (config.seed, config.root_policy, config.eval_every_s) == (3, "puct", 300.0)
+  assert (config.seed, config.eval_every_s) == (3, 300.0)
   kwargs = dict(config.network_kwargs)
   assert kwargs["width"] == 64
   if algo == "alphazero":
-    assert (config.search, config.simulations, kwargs["num_layers"]) == (backup, 85, 4)
-  else:
-    assert (config.search, config.dual_backup) == (algo, backup)
-    assert (config.small_simulations, config.large_simulations) == (50, 35)
+    search = config.search
+    assert (search.backup, search.num_simulations, kwargs["num_layers"]) == (backup, 85, 4)
+    assert search.root_policy == "puct" and search.dirichlet_fraction == 0.25
+    return
+  small, large = config.search.small, config.search.large
+  assert config.two_searches and (small.backup, large.backup) == (backup, backup)
+  assert (small.num_simulations, large.num_simulations) == (50, 35)
+  assert config.eval_search.small.dirichlet_fraction == 0.0
   if algo == "dual":
-    assert (config.eps_greedy, config.eps_decay, kwargs["small_head_after"]) == (0.1, 0.97, 2)
-    assert config.backup_window > 1
+    assert (small.eps_greedy, small.eps_decay, kwargs["small_head_after"]) == (0.1, 0.97, 2)
+    assert small.backup_window > 1
 
 
 def test_recipe_rows_time_to_target(tmp_path):

@@ -307,9 +307,9 @@ def test_cli_refuses_other_settings(tmp_path):
   out = tmp_path / "run"
   config = train.resolve_config(_args(out, env="tictactoe", config=str(config_file)))
   loop.Run(str(out), config).close()   # writes config.json
-  with pytest.raises(ValueError, match="simulations"):
+  with pytest.raises(ValueError, match=r"\(search.num_simulations differ"):
     train.resolve_config(_args(out, simulations=9))
-  assert train.resolve_config(_args(out)).simulations == TINY["simulations"]
+  assert train.resolve_config(_args(out)).search.num_simulations == TINY["simulations"]
 
 
 def _args(out, **kw):
