@@ -22,7 +22,7 @@ each call starts its games from fresh roots (within a call, reuse is exact).
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import chex
 import jax
@@ -359,6 +359,61 @@ def _search(params, rng, graph, env, eval_fn, search_config):
   return mcgs_jax.summarize(graph, search_config), graph
 
 
+class MoveSearch(NamedTuple):
+  """How `play` searches each move, chosen once from the search config.
+
+  Attributes:
+    start: (rng, env_state [B]) -> the carried graph (None: none carried).
+    search: (rng, graph, env_state) -> (SearchOutput, graph, full): `full`
+      bool scalar, whether the move got the full search (None: always).
+    after_move: (rng, graph, action [B], env_state [B] after the move and
+      the resets) -> (graph, nodes kept int32).
+  """
+  start: Callable
+  search: Callable
+  after_move: Callable
+
+
+def _one_graph(params, env, eval_fn, config: SelfPlayConfig) -> MoveSearch:
+  """One `mcgs_jax` graph per game, kept between moves (`reuse_graph`) or
+  built anew; playout cap randomization with `fast_simulations`."""
+  search_config = config.search
+
+  def start(rng, env_state):
+    return mcgs_jax.init(params, rng, env_state, env, eval_fn, search_config)
+
+  def search(rng, graph, env_state):
+    del env_state   # the graph's root is the position
+    full = jnp.bool_(True)
+    if config.fast_simulations:
+      full = jax.random.uniform(jax.random.fold_in(rng, 1)) < config.full_search_prob
+    out, graph = jax.lax.cond(
+        full, lambda g: _search(params, rng, g, env, eval_fn, search_config),
+        lambda g: _search(params, rng, g, env, eval_fn, config.fast_search), graph)
+    return out, graph, full if config.fast_simulations else None
+
+  def after_move(rng, graph, action, env_state, done):
+    if config.reuse_graph:
+      graph = mcgs_jax.reroot(params, rng, graph, action, env_state, env, eval_fn,
+                              search_config)
+      return graph, jnp.where(done, 0, graph.nodes_used).sum()
+    return mcgs_jax.init(params, rng, env_state, env, eval_fn, search_config), jnp.int32(0)
+
+  return MoveSearch(start, search, after_move)
+
+
+def _two_graphs(params, env, eval_fn, config: SelfPlayConfig) -> MoveSearch:
+  """A dual search (`mcgs_jax.dual`): each move builds its own two graphs,
+  none carried between moves."""
+  def search(rng, graph, env_state):
+    del graph
+    out = dual.search(params, rng, env_state, env, eval_fn, config.search)
+    return out, out.graph, None
+
+  return MoveSearch(start=lambda rng, env_state: None, search=search,
+                    after_move=lambda rng, graph, action, env_state, done: (None, jnp.int32(0)))
+
+
 def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn: Any,
          config: SelfPlayConfig, num_moves: int):
   """Plays `num_moves` moves in every game.
@@ -378,28 +433,16 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     (each position is valid in exactly one call); `SelfPlayStats`.
     Jit with `static_argnames=("env", "eval_fn", "config", "num_moves")`.
   """
-  search_config = config.search
   batch = state.move_number.shape[0]
   init_rng, moves_rng = jax.random.split(rng)
-  two_searches = isinstance(search_config, dual.DualConfig)
-  if two_searches:
-    graph = None   # each move's dual search builds its own two graphs
-  else:
-    graph = mcgs_jax.init(params, init_rng, state.env_state, env, eval_fn, search_config)
+  moves = (_two_graphs if isinstance(config.search, dual.DualConfig) else _one_graph)(
+      params, env, eval_fn, config)
+  graph = moves.start(init_rng, state.env_state)
 
   def move(carry, move_rng):
     env_state, move_number, graph = carry
     search_rng, action_rng, reset_rng, reroot_rng = jax.random.split(move_rng, 4)
-    if two_searches:
-      out = dual.search(params, search_rng, env_state, env, eval_fn, search_config)
-      graph = out.graph
-    else:
-      full = jnp.bool_(True)
-      if config.fast_simulations:
-        full = jax.random.uniform(jax.random.fold_in(search_rng, 1)) < config.full_search_prob
-      out, graph = jax.lax.cond(
-          full, lambda g: _search(params, search_rng, g, env, eval_fn, search_config),
-          lambda g: _search(params, search_rng, g, env, eval_fn, config.fast_search), graph)
+    out, graph, full = moves.search(search_rng, graph, env_state)
     # A search without simulations leaves no visits: fall back to its prior.
     has_policy = out.action_weights.sum(axis=-1, keepdims=True) > 0
     policy = jnp.where(has_policy, out.action_weights, graph.prior[:, 0])
@@ -408,7 +451,7 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     else:
       action = _draw_action(action_rng, policy, config.temperature_at(move_number))
     next_state = env.step(env_state, action)
-    if not two_searches and config.fast_simulations:
+    if full is not None:
       # A cheap search's policy is no target (all zero: the losses skip it).
       policy = jnp.where(full, policy, 0.0)
     record = _record(env, env_state, policy, out.root_value, next_state,
@@ -417,15 +460,7 @@ def play(params: Any, rng: chex.PRNGKey, state: SelfPlayState, env: Any, eval_fn
     fresh = new_games(reset_rng, env, batch, config.opening_plies)
     env_state = _where(done, fresh, next_state)
     move_number = jnp.where(done, 0, move_number + 1)
-    if two_searches:
-      graph, nodes_kept = None, jnp.int32(0)
-    elif config.reuse_graph:
-      graph = mcgs_jax.reroot(params, reroot_rng, graph, action, env_state, env, eval_fn,
-                              search_config)
-      nodes_kept = jnp.where(done, 0, graph.nodes_used).sum()
-    else:
-      graph = mcgs_jax.init(params, reroot_rng, env_state, env, eval_fn, search_config)
-      nodes_kept = jnp.int32(0)
+    graph, nodes_kept = moves.after_move(reroot_rng, graph, action, env_state, done)
     stats = SelfPlayStats(
         moves=jnp.int32(batch),
         games_finished=done.sum(dtype=jnp.int32),
