@@ -384,13 +384,16 @@ def _one_graph(params, env, eval_fn, config: SelfPlayConfig) -> MoveSearch:
 
   def search(rng, graph, env_state):
     del env_state   # the graph's root is the position
-    full = jnp.bool_(True)
-    if config.fast_simulations:
-      full = jax.random.uniform(jax.random.fold_in(rng, 1)) < config.full_search_prob
+    if not config.fast_simulations:
+      # No cheap searches: no conditional (its other branch would be traced
+      # and compiled for nothing).
+      out, graph = _search(params, rng, graph, env, eval_fn, search_config)
+      return out, graph, None
+    full = jax.random.uniform(jax.random.fold_in(rng, 1)) < config.full_search_prob
     out, graph = jax.lax.cond(
         full, lambda g: _search(params, rng, g, env, eval_fn, search_config),
         lambda g: _search(params, rng, g, env, eval_fn, config.fast_search), graph)
-    return out, graph, full if config.fast_simulations else None
+    return out, graph, full
 
   def after_move(rng, graph, action, env_state, done):
     if config.reuse_graph:
