@@ -244,7 +244,7 @@ def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchC
     model: the Model (its `alternating_zero_sum` is bound).
     config: SearchConfig.
     allowed_moves: `(graph, node, config) -> bool[A]`, the moves the
-      selection may take at a node of ONE game (`selection.allowed_moves`;
+      selection may take at a node of ONE game (`moves.allowed_moves`;
       hard pruning keeps its masks by it).
 
   Returns:
@@ -310,7 +310,7 @@ def expand_and_backup(graph: graph_lib.Graph, sel: graph_lib.Selection,
     alternating: the model's `alternating_zero_sum` (static, see
       `backup.backup_stop`).
     allowed_moves: `(graph, node, config) -> bool[A]`, the selection's move
-      filter (`selection.allowed_moves`), needed with hard pruning only.
+      filter (`moves.allowed_moves`), needed with hard pruning only.
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
@@ -443,7 +443,7 @@ def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating, all
   if config.hard_pruning:
     if allowed_moves is None:
       raise ValueError("hard pruning keeps its masks by the selection's move filter: pass "
-                       "allowed_moves (selection.allowed_moves)")
+                       "allowed_moves (moves.allowed_moves)")
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length, lambda g, node: allowed_moves(g, node, config), config)
   if config.rave:

@@ -28,6 +28,7 @@ from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import leaves
 from mcgs_jax import model as model_lib
+from mcgs_jax import moves
 from mcgs_jax import policies
 from mcgs_jax import selection
 
@@ -236,7 +237,7 @@ def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
   graph = graph_lib.add_stats(graph, eval_rows=jnp.full((graph.batch_size,), num_leaves,
                                                         jnp.int32))
   # 4. The leaves one after another, each on the graph the earlier ones wrote.
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, selection.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, moves.allowed_moves)
 
   def expand_leaf(graph, leaf):
     sel, trans, prior, value, nan, looked_up = leaf
@@ -298,7 +299,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
   first descent. Returns (graph, sel [1, B], trans [1, B], (found,
   free_slot) int32[1, B]): each game's last leaf, looked up in the returned
   graph."""
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, selection.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, moves.allowed_moves)
   first = lambda tree: jax.tree.map(lambda x: x[0], tree)
   sel, trans = first((sel, trans))
   with jax.named_scope("descend"), jax.named_scope("lookup"):

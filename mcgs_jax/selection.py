@@ -16,16 +16,6 @@ root action follows sequential halving over the Gumbel-considered actions and
 the deeper ones the Gumbel paper's deterministic selection (`gumbel`)
 instead of PUCT.
 
-Exploration (paper, "Random Exploration" and "Constraints"): with probability
-`eps_greedy` a simulation picks a branch depth d = max(floor(-log2(1 - r) - 1),
-0) (the root 3/4 of the time, then halving per ply), follows the most visited
-line d plies (fewer where the line ends), then takes a uniformly random move
-among the visited ones and the untried move of highest prior (PUCT instead
-when that move leads to a proven node), and continues with PUCT. With
-probability `eps_constraint` it plays, at the branch node, the untried
-priority move of highest prior (the game's `priority`, e.g. Connect-4 wins and
-blocks), PUCT when there is none. Such a trajectory is disconnected: the
-backup stops at the branch node, so the line above it keeps its statistics.
 """
 
 import functools
@@ -37,7 +27,9 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import exploration
 from mcgs_jax import gumbel
+from mcgs_jax import moves
 from mcgs_jax import pruning
 from mcgs_jax import rave
 from mcgs_jax import solver
@@ -53,21 +45,6 @@ DEAD_END = graph_lib.DEAD_END
 NO_SIMULATION = graph_lib.NO_SIMULATION
 SOLVED_EDGE = graph_lib.SOLVED_EDGE
 CYCLE = graph_lib.CYCLE
-
-# Exploration modes of a simulation.
-NO_EXPLORATION = 0
-GREEDY = 1
-CONSTRAINT = 2
-
-
-@chex.dataclass(frozen=True)
-class Exploration:
-  """ONE game's exploration plan for one simulation (see the module doc)."""
-  mode: chex.Array       # int32, NO_EXPLORATION / GREEDY / CONSTRAINT
-  depth: chex.Array      # int32, branch depth (the line is followed above it)
-  priority: chex.Array   # bool[A], priority moves of the branch node
-  rng: chex.PRNGKey
-
 
 def deactivate(sel: graph_lib.Selection, active: chex.Array) -> graph_lib.Selection:
   """Games that are not active run no simulation: their backup is a no-op.
@@ -177,7 +154,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
     edge_visits = edge_visits + pending
     total = total + pending.sum()
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-  legal = allowed_moves(graph, node, config, rows.child)
+  legal = moves.allowed_moves(graph, node, config, rows.child)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
   if config.rave:
     q = rave.blend(graph, node, q, edge_visits, config)
@@ -189,113 +166,10 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   return scores
 
 
-def allowed_moves(graph, node, config, child_row=None):
-  """The legal moves not pruned by the solver nor by progressive pruning.
-
-  Progressive pruning always leaves one move.
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    node: int32 scalar.
-    config: SearchConfig.
-    child_row: optional int32[A], `graph.child[node]` where already read.
-
-  Returns:
-    bool[A].
-  """
-  if child_row is None:
-    child_row = graph_lib.take(graph.child, node)
-  allowed = child_row != graph_lib.ILLEGAL
-  if config.solver:
-    allowed &= ~solver.pruned_moves(graph, node, bounds=config.solver_bounds)
-  if config.progressive_pruning != "off":
-    allowed = pruning.keep_unpruned(graph, node, allowed, config)
-  return allowed
-
-
 def _at(action, row):
   """row[action] of a row [A] as a masked sum: under vmap a fused reduction
   over [B, A] instead of a gather."""
   return jnp.sum(jnp.where(jnp.arange(row.shape[0]) == action, row, jnp.zeros_like(row)))
-
-
-def _best(score, allowed):
-  return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
-
-
-def most_visited_action(graph, node, config):
-  """The most visited allowed move of `node` (higher prior breaks ties).
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    node: int32 scalar.
-    config: SearchConfig.
-
-  Returns:
-    int32 scalar.
-  """
-  return _best(graph.edge_visits[node] + 0.5 * graph.prior[node],
-               allowed_moves(graph, node, config))
-
-
-def _proven_node(graph, child, config):
-  return (child >= 0) & (graph.solved[jnp.maximum(child, 0)] != graph_lib.UNKNOWN) & config.solver
-
-
-def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
-                     config: config_lib.SearchConfig):
-  """Draws ONE game's exploration mode and branch depth.
-
-  Then follows the most visited line down to the branch node.
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    rng: a PRNG key.
-    config: reads `eps_constraint`, `eps_greedy`, `max_depth`.
-
-  Returns:
-    (mode, depth, node): int32 scalars, the exploration mode (NO_EXPLORATION,
-    GREEDY or CONSTRAINT), the depth reached and the branch node.
-  """
-  mode_draw, greedy_draw, depth_draw = jax.random.uniform(rng, (3,))
-  eps = config.eps_greedy
-  if config.eps_decay != 1.0:
-    eps = eps * config.eps_decay ** graph.stats.simulations.astype(jnp.float32)
-  mode = jnp.where(mode_draw < config.eps_constraint, CONSTRAINT,
-                   jnp.where(greedy_draw < eps, GREEDY, NO_EXPLORATION))
-  wanted = jnp.floor(-jnp.log2(1.0 - depth_draw) - 1.0).astype(jnp.int32)
-  wanted = jnp.where(mode == NO_EXPLORATION, 0,
-                     jnp.clip(wanted, 0, config.max_depth - 2))
-
-  def cond(carry):
-    node, depth, going = carry
-    return going & (depth < wanted)
-
-  def body(carry):
-    node, depth, _ = carry
-    child = graph.child[node, most_visited_action(graph, node, config)]
-    # The line ends where the next move leads to no stored, unproven node.
-    step = (child >= 0) & ~_proven_node(graph, child, config)
-    return (jnp.where(step, child, node), depth + step, step)
-
-  node, depth, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), True))
-  return mode.astype(jnp.int32), depth, node
-
-
-def _explore_action(graph, node, puct_action, explore, config):
-  """The move at the branch node of an exploration trajectory."""
-  allowed = allowed_moves(graph, node, config)
-  untried = allowed & (graph.edge_visits[node] == 0)
-  prior = graph.prior[node]
-  # GREEDY: uniform over the tried moves and the best untried one.
-  next_untried = jax.nn.one_hot(_best(prior, untried), allowed.shape[0], dtype=bool) & untried
-  candidates = (allowed & ~untried) | next_untried
-  drawn = jax.random.categorical(explore.rng, jnp.where(candidates, 0.0, -jnp.inf))
-  drawn = jnp.where(_proven_node(graph, graph.child[node, drawn], config), puct_action, drawn)
-  # CONSTRAINT: the untried priority move of highest prior.
-  urgent = untried & explore.priority
-  constrained = jnp.where(jnp.any(urgent), _best(prior, urgent), puct_action)
-  return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 
 def _descent_start(config, capacity, tracks):
@@ -316,7 +190,7 @@ def _root_scores(graph, virtual_visits, config):
   if config.root_policy != "gumbel":
     return None
   rows = graph_lib.edge_rows(graph, 0, virtual_visits)
-  return gumbel.root_scores(graph, allowed_moves(graph, 0, config, rows.child), config,
+  return gumbel.root_scores(graph, moves.allowed_moves(graph, 0, config, rows.child), config,
                             rows=rows)
 
 
@@ -359,20 +233,20 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
     rows = graph_lib.edge_rows_direct(graph, node, virtual_visits).replace(buffer=buffer)
   if root_scores is not None:
     scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-        graph, node, allowed_moves(graph, node, config, rows.child), config, rows=rows))
+        graph, node, moves.allowed_moves(graph, node, config, rows.child), config, rows=rows))
   else:
     scores = puct_scores(graph, node, config, rows=rows)
   action = jnp.argmax(scores).astype(jnp.int32)
   has_move = scores[action] > -jnp.inf
   following = jnp.bool_(False)
   if exploring:
-    active = explore.mode != NO_EXPLORATION
+    active = explore.mode != exploration.NO_EXPLORATION
     following = active & (depth < explore.depth)
     at_branch = active & (depth == explore.depth)
     action = graph_lib.select_first(
         [following, at_branch],
-        [most_visited_action(graph, node, config),
-         _explore_action(graph, node, action, explore, config)], action)
+        [moves.most_visited_action(graph, node, config),
+         exploration.explore_action(graph, node, action, explore, config)], action)
   if config.solver:
     has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
   path_nodes = _write_slot(path_nodes, step, node, running)
@@ -421,7 +295,7 @@ def _descent_end(carry, explore):
   """ONE game's Selection from its finished descent."""
   _, _, kind, path_nodes, path_actions, length, stale, marks = carry
   last = jnp.maximum(length - 1, 0)
-  explored = jnp.bool_(False) if explore is None else explore.mode != NO_EXPLORATION
+  explored = jnp.bool_(False) if explore is None else explore.mode != exploration.NO_EXPLORATION
   start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
   return graph_lib.Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
@@ -450,16 +324,7 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
   """
   explore = None
   if config.eps_greedy > 0 or config.eps_constraint > 0:
-    plan_rng, branch_rng = jax.random.split(jax.random.fold_in(rng, 1))
-    mode, depth, node = jax.vmap(functools.partial(plan_exploration, config=config))(
-        graph, jax.random.split(plan_rng, graph.batch_size))
-    legal = jax.vmap(lambda child, i: child[i] != graph_lib.ILLEGAL)(graph.child, node)
-    if config.eps_constraint > 0:
-      priority = model.priority(graph_lib.gather_nodes(graph.embedding, node), legal) & legal
-    else:
-      priority = jnp.zeros_like(legal)
-    explore = Exploration(mode=mode, depth=depth, priority=priority,
-                          rng=jax.random.split(branch_rng, graph.batch_size))
+    explore = exploration.plan_batch(graph, rng, model, config)
   # One loop over the batch, stepping every game's descent (a stopped one
   # idles) until the last stops: the steps of a per-game descent vmapped,
   # without the select vmap puts on every carried array, the paths [B, D]

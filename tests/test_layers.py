@@ -109,6 +109,10 @@ def test_phases_keep_to_their_rooms():
   assert "mcgs_jax.selection" not in graph["mcgs_jax.expansion"]
   assert "mcgs_jax.backup" in graph["mcgs_jax.expansion"]
   assert not graph["mcgs_jax.backup"] & {"mcgs_jax.selection", "mcgs_jax.expansion"}
+  # The move filter and the exploration plans lie below the descent that uses them.
+  assert graph["mcgs_jax.selection"] >= {"mcgs_jax.moves", "mcgs_jax.exploration"}
+  assert not (graph["mcgs_jax.moves"] | graph["mcgs_jax.exploration"]) & {
+      "mcgs_jax.selection", "mcgs_jax.expansion", "mcgs_jax.backup"}
 
 
 def test_the_checker_sees_a_loop():
@@ -122,11 +126,12 @@ def test_the_checker_sees_a_loop():
 # The modules of `mcgs_jax` a default search (PUCT, mcgs backup, no solver,
 # no enhancement) runs code of while it is traced; an enhancement's module is
 # entered only where the config turns it on.
-DEFAULT_SEARCH_MODULES = {"search", "config", "selection", "expansion", "backup", "graph",
+DEFAULT_SEARCH_MODULES = {"search", "config", "selection", "moves", "expansion", "backup", "graph",
                           "hash_table", "model", "policies"}
 ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solver=True),
                        "pruning": dict(progressive_pruning="soft"), "rave": dict(rave=True),
                        "depth_i": dict(depth_i=1), "leaves": dict(leaves_per_step=2),
+                       "exploration": dict(eps_greedy=0.5),
                        "expansion_policy": dict(expansion_policy="visits",
                                                 expansion_threshold=2.0)}
 
