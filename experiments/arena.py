@@ -17,7 +17,6 @@ skipped when the command runs again. Writes `DIR/arena/elo.csv` and
 """
 
 import argparse
-import csv
 import os
 import sys
 
@@ -32,6 +31,7 @@ from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-
 from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 from learning import cli
 
 BASELINE = "rollout"
@@ -114,10 +114,7 @@ def write_ratings(directory: str, games: list[dict]) -> list[dict]:
   """Fits the ladder, writes DIR/arena/elo.csv and DIR/plots/elo.png."""
   rows, ratings, names = evaluation.elo_table([(g["a"], g["b"], g["score"]) for g in games],
                                               baseline=BASELINE)
-  with open(os.path.join(directory, "arena", "elo.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=evaluation.ELO_FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
+  loop.write_metrics(os.path.join(directory, "arena", "elo.csv"), rows)
   print(ratings.table(names))
   snaps = [r for r in rows if r["player"].isdigit()]
   if snaps:

@@ -25,7 +25,6 @@
 """
 
 import argparse
-import csv
 import errno
 import os
 import sys
@@ -73,10 +72,7 @@ def write_curves(ours: str, peer: str, out: str,
   """Writes peer_recipe.csv and peer_recipe.png; returns the rows."""
   rows = curve_rows(ours, names[0]) + curve_rows(peer, names[1])
   os.makedirs(out, exist_ok=True)
-  with open(os.path.join(out, "peer_recipe.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
+  loop.write_metrics(os.path.join(out, "peer_recipe.csv"), rows)
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
@@ -146,10 +142,7 @@ def run_arena(ours: str, peer: str, out: str, games: int, simulations: int,
                                               games, games_path, opening_plies=opening_plies)
   records = [(g["a"], g["b"], g["score"]) for g in games_played]
   rows, ratings, names = evaluation.elo_table(records, baseline=BASELINE)
-  with open(os.path.join(out, "race_elo.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=evaluation.ELO_FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
+  loop.write_metrics(os.path.join(out, "race_elo.csv"), rows)
   print(ratings.table(names))
   return rows
 

@@ -93,8 +93,9 @@ class _no_exit:
 @pytest.mark.parametrize("command,argv,expected", [
     (play.main, ["--agent", "/nonexistent/run"], "holds no trained agent"),
     (arena.main, ["--run", "/nonexistent/run"], "holds no trained agent"),
-    (race.main, ["--ours", "/nonexistent/a", "--peer", "/nonexistent/b"],
-     "No such file or directory"),
+    # --out away from the default docs/learning: a failing run must not touch the shipped files.
+    (race.main, ["--ours", "/nonexistent/a", "--peer", "/nonexistent/b",
+                 "--out", "/nonexistent/out"], "No such file or directory"),
 ])
 def test_a_missing_run_is_one_line_in_every_command(command, argv, expected, capsys):
   assert cli.main(command, argv) == cli.USAGE
