@@ -225,10 +225,10 @@ def report(args) -> int:
   # Graph-trained agents against tree-trained ones: their mean score per
   # pair (both colours of each opening), with an interval over the pairs.
   pairs = {}
-  for game in loop.read_metrics(os.path.join(args.out, "arena_games.csv")):
+  for game in arena.read_games(os.path.join(args.out, "arena_games.csv")):
     kinds = [name.split("_")[1] for name in (game["a"], game["b"])]
     if kinds == ["mcgs", "tree"] or kinds == ["tree", "mcgs"]:
-      score = float(game["score"]) if kinds[0] == "mcgs" else 1.0 - float(game["score"])
+      score = game["score"] if kinds[0] == "mcgs" else 1.0 - game["score"]
       pairs.setdefault((game["a"], game["b"]), []).append(score)
   if pairs:
     mean, lo, hi = interval([statistics.mean(scores) for scores in pairs.values()])

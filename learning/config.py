@@ -331,7 +331,7 @@ class TrainConfig:
     trainer.LossConfig(kind=self.loss, opponent_policy_weight=self.opponent_policy_weight)
     if self.opponent_policy_weight > 0 and self.network != "resnet":
       raise ValueError(f"opponent_policy_weight needs network='resnet', got {self.network!r}")
-    two_searches = isinstance(self.search, dual.DualConfig)
+    two_searches = self.two_searches
     if two_searches != isinstance(self.eval_search, dual.DualConfig):
       raise ValueError("search and eval_search must be of the same kind (both SearchConfigs or "
                        "both DualConfigs: they run the same network)")
