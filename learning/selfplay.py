@@ -367,7 +367,8 @@ class MoveSearch(NamedTuple):
     search: (rng, graph, env_state) -> (SearchOutput, graph, full): `full`
       bool scalar, whether the move got the full search (None: always).
     after_move: (rng, graph, action [B], env_state [B] after the move and
-      the resets) -> (graph, nodes kept int32).
+      the resets, done bool[B] the games the move ended) -> (graph, nodes
+      kept int32).
   """
   start: Callable
   search: Callable
