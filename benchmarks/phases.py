@@ -14,7 +14,7 @@ from benchmarks import measure
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
-from mcgs_jax import moves
+from mcgs_jax import rules
 from mcgs_jax import selection
 from networks import MLP, MLPEval, init_params
 
@@ -110,7 +110,7 @@ def phase_functions(env, eval_fn, config):
   def evaluate(params, rng, trans):
     return expansion.evaluate(params, rng, eval_fn, trans.embedding, trans.legal, config)
 
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, moves.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
 
   def step(graph, params, rng):
     return mcgs_jax.simulate(params, rng, graph, env, eval_fn, config)[0]

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import rules
 
 
 def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,
@@ -215,7 +216,7 @@ def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_act
     node_visits = gathered[-1] + 1
     q = graph_lib.edge_values_from(children, take(edge_reward, node), take(edge_discount, node),
                                    stored_q, gathered[:-1], take(value_sum, safe),
-                                   take(solved, safe) if config.solver else None, config)
+                                   take(solved, safe) if rules.of(config).solver is not None else None)
     weights = n.astype(jnp.float32)
     value = (take(nn_value, node) + jnp.sum(weights * q)) / (1.0 + jnp.sum(weights))
     row = jnp.where(inside, node, capacity)
@@ -263,7 +264,7 @@ def _path_flags(num_parents, solved, config):
   and solver states (any shape): which pass up a correction, which their
   proven exact value (`_next_value`)."""
   transposition = (num_parents > 1) & config.corrects_transpositions
-  proven = (solved != graph_lib.UNKNOWN) & config.solver
+  proven = (solved != graph_lib.UNKNOWN) & (rules.of(config).solver is not None)
   return transposition, proven, graph_lib.exact_value(solved)
 
 
@@ -416,7 +417,7 @@ def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes
     else:
       reward, discount = take(edge_reward, nodes, actions), take(edge_discount, nodes, actions)
     return (take(visits, nodes), take(value_sum, nodes),
-            take(solved, nodes) if config.solver else unknown,
+            take(solved, nodes) if rules.of(config).solver is not None else unknown,
             take(num_parents, nodes) if config.corrects_transpositions else unknown,
             take(edge_visits, nodes, actions), take(edge_q, nodes, actions), reward, discount)
 

@@ -272,6 +272,29 @@ class SolverConfig(_Group):
 GROUPS = (BudgetConfig, BackupConfig, ExplorationConfig, RootConfig, SolverConfig)
 
 
+def _resolved(config) -> dict:
+  """The attributes a SearchConfig derives from its fields (see its
+  docstring), by name."""
+  mode = modes.get(config.backup)
+  node_capacity = config.max_nodes if config.max_nodes is not None else config.num_simulations + 1
+  table_capacity = config.table_size
+  if table_capacity is None:
+    table_capacity = 1
+    while table_capacity < 2 * node_capacity:
+      table_capacity *= 2
+  stops_early = bool(config.solver or config.max_nn_evals is not None
+                     or config.leaves_per_step > 1)
+  # Every capability switch of the mode, whatever switches BackupMode has.
+  capabilities = {field.name: getattr(mode, field.name) for field in dataclasses.fields(mode)
+                  if field.name not in ("name", "description")}
+  return dict(
+      mode=mode, **capabilities, node_capacity=node_capacity, table_capacity=table_capacity,
+      defers_expansion=config.expansion_policy != "all",
+      hard_pruning=config.progressive_pruning == "hard", stops_early=stops_early,
+      plain_descent=(not stops_early and config.root_policy == "puct"
+                     and config.expansion_policy == "all"))
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
   """Hyperparameters of `mcgs_jax.search`.
@@ -416,6 +439,26 @@ class SearchConfig:
   `ExplorationConfig`, `RootConfig`, `SolverConfig`), each group checking
   its own values on construction.
 
+  Resolved from the fields on construction (attributes, not fields):
+    mode: the `modes.BackupMode` named by `backup`; its switches
+      `uses_table` (nodes indexed by key in a hash table), `links_transpositions`
+      (a known key links to the existing node: a graph),
+      `corrects_transpositions` (diverged transpositions end a simulation
+      with a correction, Alg. 2), `caches_evaluations` (a known key's network
+      result is copied into a new tree node), `recomputes_values` (each path
+      node's value recomputed from its children's, an edge's Q read off its
+      child: katago) are attributes too.
+    node_capacity: N, nodes per game: `max_nodes`, or `num_simulations + 1`.
+    table_capacity: hash-table slots per game: `table_size`, or the least
+      power of two >= 2 N.
+    defers_expansion: new positions may be evaluated without being stored
+      (`expansion_policy` other than "all").
+    hard_pruning: progressive pruning keeps a pruned-edge mask in the graph.
+    stops_early: games may stop before `num_simulations` (a proven root, an
+      evaluation budget, or the last step of `leaves_per_step` leaves).
+    plain_descent: every simulation runs (not `stops_early`) with a PUCT
+      root and stores its leaf: what a Dual / MPV search's two searches need.
+
   Raises:
     ValueError: on construction, for a value out of range or an unknown mode
       string, and for switches that cannot be combined (the groups' checks).
@@ -476,9 +519,11 @@ class SearchConfig:
     if not self.value_min <= self.q_init <= self.value_max:
       raise ValueError(f"SearchConfig.q_init must lie in [value_min, value_max] = "
                        f"[{self.value_min}, {self.value_max}], got {self.q_init}")
-    # The mode is looked up once, here, not at every read while a search is
-    # traced; it is no field (equality and hashing stay the fields').
-    object.__setattr__(self, "_mode", modes.get(self.backup))
+    # What follows from the fields is resolved once, here: a search being
+    # traced reads plain attributes, no code of this module. They are no
+    # fields (equality and hashing stay the fields').
+    for name, value in _resolved(self).items():
+      object.__setattr__(self, name, value)
 
   @property
   def budget(self) -> BudgetConfig:
@@ -526,78 +571,3 @@ class SearchConfig:
       merged.update(dataclasses.asdict(group))
     return cls(**{**merged, **fields})
 
-  @property
-  def node_capacity(self) -> int:
-    """N, nodes per game: `max_nodes`, or `num_simulations + 1` by default."""
-    return self.max_nodes if self.max_nodes is not None else self.num_simulations + 1
-
-  @property
-  def table_capacity(self) -> int:
-    """Hash table slots per game: `table_size`, or the least power of two
-    >= 2 N by default."""
-    if self.table_size is not None:
-      return self.table_size
-    size = 1
-    while size < 2 * self.node_capacity:
-      size *= 2
-    return size
-
-  @property
-  def defers_expansion(self) -> bool:
-    """New positions may be evaluated without being stored (expansion_policy)."""
-    return self.expansion_policy != "all"
-
-  @property
-  def mode(self) -> modes.BackupMode:
-    """The backup mode named by `backup` (`mcgs_jax.modes`)."""
-    return self._mode
-
-  @property
-  def uses_table(self) -> bool:
-    """Nodes are indexed by key in a hash table (every built-in mode but
-    `tree`; `BackupMode.uses_table`)."""
-    return self.mode.uses_table
-
-  @property
-  def links_transpositions(self) -> bool:
-    """A new edge whose key is known links to the existing node (a graph;
-    `BackupMode.links_transpositions`)."""
-    return self.mode.links_transpositions
-
-  @property
-  def corrects_transpositions(self) -> bool:
-    """Diverged transpositions end a simulation with a correction (Alg. 2;
-    `BackupMode.corrects_transpositions`)."""
-    return self.mode.corrects_transpositions
-
-  @property
-  def caches_evaluations(self) -> bool:
-    """A known key's network result is copied into a new tree node
-    (`BackupMode.caches_evaluations`)."""
-    return self.mode.caches_evaluations
-
-  @property
-  def recomputes_values(self) -> bool:
-    """Each path node's value is recomputed from its children's current
-    values in the backup, and an edge's Q is read off its child (katago;
-    `BackupMode.recomputes_values`)."""
-    return self.mode.recomputes_values
-
-  @property
-  def hard_pruning(self) -> bool:
-    """Progressive pruning keeps a pruned-edge mask in the graph."""
-    return self.progressive_pruning == "hard"
-
-  @property
-  def plain_descent(self) -> bool:
-    """Every simulation runs (`stops_early` is False) with a PUCT root and
-    stores its leaf (`expansion_policy` "all"): what a Dual / MPV search's
-    two searches need."""
-    return (not self.stops_early and self.root_policy == "puct"
-            and self.expansion_policy == "all")
-
-  @property
-  def stops_early(self) -> bool:
-    """Games may stop before `num_simulations` (a proven root, an evaluation
-    budget, or the last step of `leaves_per_step` leaves)."""
-    return self.solver or self.max_nn_evals is not None or self.leaves_per_step > 1

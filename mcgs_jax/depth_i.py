@@ -29,12 +29,13 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import rules
 
 
 def _node_value(graph, node, config):
   """f32[...]: V of nodes (exact value where proven, with the solver)."""
   value = graph_lib.node_value(graph.visits[node], graph.value_sum[node])
-  if config.solver:
+  if rules.of(config).solver is not None:
     solved = graph.solved[node]
     value = jnp.where(solved != graph_lib.UNKNOWN, graph_lib.exact_value(solved), value)
   return value

@@ -27,6 +27,7 @@ from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
 from mcgs_jax import pruning
 from mcgs_jax import rave
+from mcgs_jax import rules
 from mcgs_jax import solver
 
 
@@ -244,7 +245,7 @@ def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchC
     model: the Model (its `alternating_zero_sum` is bound).
     config: SearchConfig.
     allowed_moves: `(graph, node, config) -> bool[A]`, the moves the
-      selection may take at a node of ONE game (`moves.allowed_moves`;
+      selection may take at a node of ONE game (`rules.allowed_moves`;
       hard pruning keeps its masks by it).
 
   Returns:
@@ -310,7 +311,7 @@ def expand_and_backup(graph: graph_lib.Graph, sel: graph_lib.Selection,
     alternating: the model's `alternating_zero_sum` (static, see
       `backup.backup_stop`).
     allowed_moves: `(graph, node, config) -> bool[A]`, the selection's move
-      filter (`moves.allowed_moves`), needed with hard pruning only.
+      filter (`rules.allowed_moves`), needed with hard pruning only.
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
@@ -332,7 +333,7 @@ def _classify(graph, sel, trans, found, config, alternating):
   writes; a collision's Selection is returned with kind NO_SIMULATION."""
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
-  if config.leaves_per_step > 1 and config.corrects_transpositions:
+  if rules.of(config).several_leaves and config.corrects_transpositions:
     # The leaves of a step were selected on the graph before any of them was
     # backed up: an earlier leaf's correction may have pulled this edge's Q
     # back onto its node. Tested again on the live graph; a correction no
@@ -417,13 +418,14 @@ def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
   stop_kind = jnp.where(outcome.link, backup_lib.LINKED, sel.kind)
   simulated = sel.kind != graph_lib.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
-  if config.solver:
+  solver_rules = rules.of(config).solver
+  if solver_rules is not None:
     parent, action = sel.parent, sel.action
     # The node the last edge leads to (new, linked, or one whose moves are all
     # proven losses) is examined first, then the path up to the root.
     last_child = jnp.where(simulated, graph.child[parent, action], -1)
     graph = solver.solve_path(graph, sel.path_nodes, length, last_child, sel.stale,
-                              bounds=config.solver_bounds)
+                              bounds=solver_rules.bounds)
     safe_last = jnp.maximum(last_child, 0)
     leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
     leaf_value = jnp.where(
@@ -443,10 +445,10 @@ def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating, all
   if config.hard_pruning:
     if allowed_moves is None:
       raise ValueError("hard pruning keeps its masks by the selection's move filter: pass "
-                       "allowed_moves (moves.allowed_moves)")
+                       "allowed_moves (rules.allowed_moves)")
     graph = pruning.update_hard_pruning(
         graph, sel.path_nodes, length, lambda g, node: allowed_moves(g, node, config), config)
-  if config.rave:
+  if rules.of(config).rave:
     # A correction is no outcome of play: it leaves the AMAF statistics alone.
     graph = rave.update(graph, sel.path_nodes, sel.path_actions,
                         jnp.where(sel.kind == graph_lib.CORRECTION, 0, length), leaf_value,

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import moves
+from mcgs_jax import rules
 
 # Exploration modes of a simulation.
 NO_EXPLORATION = 0
@@ -73,9 +73,9 @@ def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
 
   def body(carry):
     node, depth, _ = carry
-    child = graph.child[node, moves.most_visited_action(graph, node, config)]
+    child = graph.child[node, rules.most_visited_action(graph, node, config)]
     # The line ends where the next move leads to no stored, unproven node.
-    step = (child >= 0) & ~moves.is_proven(graph, child, config)
+    step = (child >= 0) & ~rules.is_proven(graph, child, config)
     return (jnp.where(step, child, node), depth + step, step)
 
   node, depth, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), True))
@@ -97,17 +97,17 @@ def explore_action(graph, node, puct_action, explore, config):
     untried one (PUCT's where that leads to a proven node), CONSTRAINT's
     untried priority move of highest prior (PUCT's where there is none).
   """
-  allowed = moves.allowed_moves(graph, node, config)
+  allowed = rules.allowed_moves(graph, node, config)
   untried = allowed & (graph.edge_visits[node] == 0)
   prior = graph.prior[node]
   # GREEDY: uniform over the tried moves and the best untried one.
-  next_untried = jax.nn.one_hot(moves.best(prior, untried), allowed.shape[0], dtype=bool) & untried
+  next_untried = jax.nn.one_hot(rules.best(prior, untried), allowed.shape[0], dtype=bool) & untried
   candidates = (allowed & ~untried) | next_untried
   drawn = jax.random.categorical(explore.rng, jnp.where(candidates, 0.0, -jnp.inf))
-  drawn = jnp.where(moves.is_proven(graph, graph.child[node, drawn], config), puct_action, drawn)
+  drawn = jnp.where(rules.is_proven(graph, graph.child[node, drawn], config), puct_action, drawn)
   # CONSTRAINT: the untried priority move of highest prior.
   urgent = untried & explore.priority
-  constrained = jnp.where(jnp.any(urgent), moves.best(prior, urgent), puct_action)
+  constrained = jnp.where(jnp.any(urgent), rules.best(prior, urgent), puct_action)
   return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 

@@ -535,8 +535,7 @@ def transposition_diverged(graph: Graph, node: chex.Array, action: chex.Array,
           (jnp.abs(edge_q - target) > config.q_eps))
 
 
-def edge_values(graph: Graph, node: chex.Array,
-                config: config_lib.SearchConfig) -> chex.Array:
+def edge_values(graph: Graph, node: chex.Array, with_proofs: bool = False) -> chex.Array:
   """Every edge's value for the mover at `node` of ONE game, read off its child.
 
   Used in "katago" mode: reward + discount * V(child), the exact value of a
@@ -547,7 +546,7 @@ def edge_values(graph: Graph, node: chex.Array,
   Args:
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar.
-    config: SearchConfig (reads `solver`).
+    with_proofs: the solver runs: a proven child's value is its exact value.
 
   Returns:
     f32[A].
@@ -556,11 +555,12 @@ def edge_values(graph: Graph, node: chex.Array,
   safe = jnp.maximum(child, 0)
   return edge_values_from(child, take(graph.edge_reward, node), take(graph.edge_discount, node),
                          take(graph.edge_q, node), take(graph.visits, safe),
-                         take(graph.value_sum, safe), take(graph.solved, safe), config)
+                         take(graph.value_sum, safe),
+                         take(graph.solved, safe) if with_proofs else None)
 
 
 def edge_values_from(child, reward, discount, stored_q, child_visits, child_value_sum,
-                     child_solved, config):
+                     child_solved):
   """`edge_values` from a node's rows and its children's statistics.
 
   Args:
@@ -570,14 +570,14 @@ def edge_values_from(child, reward, discount, stored_q, child_visits, child_valu
     stored_q: f32[A], its edges' stored Q (kept where no child is stored).
     child_visits: int32[A], the children's visits.
     child_value_sum: f32[A], the children's value sums.
-    child_solved: int32[A], the children's solver codes (read with `solver`).
-    config: SearchConfig (reads `solver`).
+    child_solved: int32[A], the children's solver codes; None without the
+      solver (no child is proven).
 
   Returns:
     f32[A].
   """
   value = node_value(child_visits, child_value_sum)
-  if config.solver:
+  if child_solved is not None:
     value = jnp.where(child_solved != UNKNOWN, exact_value(child_solved), value)
   return select_first([child >= 0, child == TERMINAL], [reward + discount * value, reward],
                       stored_q)

@@ -362,7 +362,7 @@ def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
                    alternating_zero_sum=alternating_zero_sum), MctxEval()
 
 
-def check_solver(model: Model, config: Any) -> None:
+def check_solver(model: Model, solver_on: bool) -> None:
   """Refuses the terminal solver on a model whose keys are not exact.
 
   A proof (a repetition draw, a superko loss, a legal move) found along the
@@ -370,13 +370,13 @@ def check_solver(model: Model, config: Any) -> None:
 
   Args:
     model: the Model.
-    config: the SearchConfig (reads `solver`).
+    solver_on: the search runs the terminal solver (`rules.of(config).solver`).
 
   Raises:
-    ValueError: (at trace time) `config.solver` is on and
+    ValueError: (at trace time) the solver is on and
       `model.exact_keys` is False.
   """
-  if config.solver and not model.exact_keys:
+  if solver_on and not model.exact_keys:
     name = repr(model.env) if isinstance(model, EnvModel) else type(model).__name__
     raise ValueError(
         f"SearchConfig(solver=True) needs exact keys, but {name} has exact_keys=False: "

@@ -29,6 +29,7 @@ from mcgs_jax import depth_i
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
 from mcgs_jax import pruning
+from mcgs_jax import rules
 from mcgs_jax import solver
 
 
@@ -117,12 +118,12 @@ def with_root_gumbel(rng: chex.PRNGKey, graph: graph_lib.Graph, legal: chex.Arra
     rng: a PRNG key.
     graph: Graph [B, N, A].
     legal: bool[B, A], the roots' legal actions.
-    config: reads `root_policy`.
+    config: SearchConfig (a PUCT root draws nothing).
 
   Returns:
     The graph.
   """
-  if config.root_policy != "gumbel":
+  if not rules.of(config).gumbel_root:
     return graph
   return graph.replace(root_gumbel=gumbel.draw_noise(rng, legal, config))
 
@@ -262,7 +263,8 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
                        -jnp.inf)
   root_value = graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0])
-  if config.solver:
+  enhancements = rules.of(config)
+  if enhancements.solver is not None:
     # Proven losses get no weight (unless every move is one).
     pruned = jax.vmap(solver.pruned_moves, in_axes=(0, None))(graph, jnp.int32(0))
     legal &= ~pruned | jnp.all(pruned | ~legal, axis=-1, keepdims=True)
@@ -278,10 +280,10 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   if config.depth_i:
     minimax, has_minimax = depth_i.minimax_action(graph, legal, config)
     action = jnp.where(has_minimax, minimax, action)
-  if config.root_policy == "gumbel":
+  if enhancements.gumbel_root:
     # The improved policy, also without simulations (sigma = 0 there: the prior).
     action, policy = gumbel.root_decision(graph, legal, config)
-  if config.solver:
+  if enhancements.solver is not None:
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)
     action = jnp.where(root_proven, proven_action, action)

@@ -55,7 +55,7 @@ def value_std_bound(mean: chex.Array, config: config_lib.SearchConfig) -> chex.A
 
 def _edge_q(graph, node, config):
   if config.recomputes_values:
-    return graph_lib.edge_values(graph, node, config)
+    return graph_lib.edge_values(graph, node, with_proofs=config.solver)
   return graph.edge_q[node]
 
 

@@ -28,8 +28,8 @@ from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import leaves
 from mcgs_jax import model as model_lib
-from mcgs_jax import moves
 from mcgs_jax import policies
+from mcgs_jax import rules
 from mcgs_jax import selection
 
 # Re-exported: the search's outputs and the summary are part of its API.
@@ -84,12 +84,13 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   Raises:
     ValueError: (at trace time) when the root keys are not uint32[B, 2] (an
-      unbatched state), `config.solver` is on and the model's keys are not
+      unbatched state), the solver is on and the model's keys are not
       exact (`model.check_solver`), or `rng` is not one PRNG key.
   """
   check_rng(rng)
   model = model_lib.as_model(env)
-  model_lib.check_solver(model, config)
+  enhancements = rules.of(config)
+  model_lib.check_solver(model, enhancements.solver is not None)
   root = model.root(state)
   if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
     raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
@@ -105,7 +106,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
                           config.table_capacity, root.embedding, config.hard_pruning,
-                          amaf_actions=num_actions if config.rave else 0)
+                          amaf_actions=num_actions if enhancements.rave else 0)
 
   def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
     graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,
@@ -168,13 +169,14 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
     last leaf with `config.leaves_per_step > 1`).
 
   Raises:
-    ValueError: (at trace time) `config.solver` on with inexact model keys.
+    ValueError: (at trace time) the solver on with inexact model keys.
   """
   model = model_lib.as_model(env)
-  model_lib.check_solver(model, config)
+  enhancements = rules.of(config)
+  model_lib.check_solver(model, enhancements.solver is not None)
   if active is None:
     active = jnp.ones((graph.batch_size,), bool)
-  rule = leaves.select_leaves if config.leaves_per_step > 1 else _select_one
+  rule = leaves.select_leaves if enhancements.several_leaves else _select_one
   select = functools.partial(rule, model=model, config=config, active=active)
   graph, sel = simulation_step(params, rng, graph, model, eval_fn, config, select)
   return graph, jax.tree.map(lambda x: x[-1], sel)
@@ -237,7 +239,7 @@ def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
   graph = graph_lib.add_stats(graph, eval_rows=jnp.full((graph.batch_size,), num_leaves,
                                                         jnp.int32))
   # 4. The leaves one after another, each on the graph the earlier ones wrote.
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, moves.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
 
   def expand_leaf(graph, leaf):
     sel, trans, prior, value, nan, looked_up = leaf
@@ -299,7 +301,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
   first descent. Returns (graph, sel [1, B], trans [1, B], (found,
   free_slot) int32[1, B]): each game's last leaf, looked up in the returned
   graph."""
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, moves.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
   first = lambda tree: jax.tree.map(lambda x: x[0], tree)
   sel, trans = first((sel, trans))
   with jax.named_scope("descend"), jax.named_scope("lookup"):
@@ -346,7 +348,7 @@ def _active(graph, config):
   active = graph.stats.simulations < config.num_simulations
   if config.max_nn_evals is not None:
     active &= graph.stats.nn_evals < config.max_nn_evals
-  if config.solver:
+  if rules.of(config).solver is not None:
     active &= graph.solved[:, 0] == graph_lib.UNKNOWN
   return active
 
@@ -372,7 +374,7 @@ def run_simulations(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env:
     The Graph [B, N, A] after the simulations.
 
   Raises:
-    ValueError: (at trace time) `config.solver` on with inexact model keys.
+    ValueError: (at trace time) the solver on with inexact model keys.
   """
   budgeted = config.stops_early
 

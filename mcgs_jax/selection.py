@@ -26,12 +26,12 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
-from mcgs_jax import graph as graph_lib
 from mcgs_jax import exploration
+from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel
-from mcgs_jax import moves
 from mcgs_jax import pruning
 from mcgs_jax import rave
+from mcgs_jax import rules
 from mcgs_jax import solver
 
 # Why a simulation's descent ended (defined with the graph, where the backup
@@ -142,7 +142,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
-    edge_q = graph_lib.edge_values(graph, node, config)
+    edge_q = graph_lib.edge_values(graph, node, with_proofs=rules.of(config).solver is not None)
   # sum_b N(s, b): the node's visits less its own evaluation (visits are
   # conserved: one per simulation that left the node through an edge), one
   # element instead of a reduction over the row.
@@ -154,9 +154,9 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
     edge_visits = edge_visits + pending
     total = total + pending.sum()
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-  legal = moves.allowed_moves(graph, node, config, rows.child)
+  legal = rules.allowed_moves(graph, node, config, rows.child)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
-  if config.rave:
+  if rules.of(config).rave:
     q = rave.blend(graph, node, q, edge_visits, config)
   prior = rows.prior
   u = exploration_weight(total, config) * prior * jnp.sqrt(total + 1.0) / (1.0 + edge_visits)
@@ -187,10 +187,10 @@ def _descent_start(config, capacity, tracks):
 def _root_scores(graph, virtual_visits, config):
   """The root's Gumbel scores (the root's statistics do not change during a
   descent: scored once), None without Gumbel."""
-  if config.root_policy != "gumbel":
+  if not rules.of(config).gumbel_root:
     return None
   rows = graph_lib.edge_rows(graph, 0, virtual_visits)
-  return gumbel.root_scores(graph, moves.allowed_moves(graph, 0, config, rows.child), config,
+  return gumbel.root_scores(graph, rules.allowed_moves(graph, 0, config, rows.child), config,
                             rows=rows)
 
 
@@ -221,8 +221,9 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
    marks) = carry
   running = kind_before == RUNNING
   stale = stale_before
-  if config.solver:
-    stale = jnp.where(solver.is_stale(graph, node, config.solver_bounds), depth, stale)
+  solver_rules = rules.of(config).solver
+  if solver_rules is not None:
+    stale = jnp.where(solver.is_stale(graph, node, solver_rules.bounds), depth, stale)
   # The node's edge rows, for the scores, the chosen edge's child and its
   # transposition test below: in one read into the carried buffer for the
   # Gumbel root's scoring (`graph_lib.edge_rows`), as gathers XLA fuses into
@@ -233,7 +234,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
     rows = graph_lib.edge_rows_direct(graph, node, virtual_visits).replace(buffer=buffer)
   if root_scores is not None:
     scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-        graph, node, moves.allowed_moves(graph, node, config, rows.child), config, rows=rows))
+        graph, node, rules.allowed_moves(graph, node, config, rows.child), config, rows=rows))
   else:
     scores = puct_scores(graph, node, config, rows=rows)
   action = jnp.argmax(scores).astype(jnp.int32)
@@ -245,9 +246,9 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
     at_branch = active & (depth == explore.depth)
     action = graph_lib.select_first(
         [following, at_branch],
-        [moves.most_visited_action(graph, node, config),
+        [rules.most_visited_action(graph, node, config),
          exploration.explore_action(graph, node, action, explore, config)], action)
-  if config.solver:
+  if solver_rules is not None:
     has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
   path_nodes = _write_slot(path_nodes, step, node, running)
   path_actions = _write_slot(path_actions, step, action, running)
@@ -258,7 +259,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   safe_child = jnp.maximum(child, 0)
   diverged = use_corrections & graph_lib.transposition_diverged(
       graph, node, action, child, config, alternating, _at(action, rows.q))
-  proven = is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN) & config.solver
+  proven = (is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN)
+            & (solver_rules is not None))
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
   # Only links close cycles; descending into a node of the path would make
@@ -323,7 +325,7 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
     Selection [B] (`graph.Selection`).
   """
   explore = None
-  if config.eps_greedy > 0 or config.eps_constraint > 0:
+  if rules.of(config).explores:
     explore = exploration.plan_batch(graph, rng, model, config)
   # One loop over the batch, stepping every game's descent (a stopped one
   # idles) until the last stops: the steps of a per-game descent vmapped,

@@ -64,6 +64,8 @@ game-ending transition, whose sign says who won (+: the mover), and edge
 discounts of +-1 (-1 when the opponent moves next).
 """
 
+import dataclasses
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -75,6 +77,17 @@ _BIG = jnp.iinfo(jnp.int32).max
 # XLA:CPU runs a small vector gather inside the search's loops several times
 # slower than the same number of scalar reads.
 _UNROLL_ACTIONS = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class Solver:
+  """The solver a search runs (`rules.of(config).solver`; None when off).
+
+  Attributes:
+    bounds: score bounds (`SearchConfig.solver_bounds`) instead of
+      Exact-win's proofs only.
+  """
+  bounds: bool = False
 
 
 def pack(pessimistic, optimistic, end_in_ply):

@@ -43,7 +43,8 @@ def test_katago_uses_at_most_40_percent_of_the_tree_nodes_on_nim():
 
 
 def _katago_value(g, b, node, config):
-  q = np.asarray(graph_lib.edge_values(jax.tree.map(lambda x: x[b], g), jnp.int32(node), config))
+  q = np.asarray(graph_lib.edge_values(jax.tree.map(lambda x: x[b], g), jnp.int32(node),
+                                          with_proofs=config.solver))
   n = g.edge_visits[b, node].astype(np.float64)
   return (g.nn_value[b, node] + (n * q).sum()) / (1 + n.sum())
 

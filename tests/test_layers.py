@@ -109,9 +109,10 @@ def test_phases_keep_to_their_rooms():
   assert "mcgs_jax.selection" not in graph["mcgs_jax.expansion"]
   assert "mcgs_jax.backup" in graph["mcgs_jax.expansion"]
   assert not graph["mcgs_jax.backup"] & {"mcgs_jax.selection", "mcgs_jax.expansion"}
-  # The move filter and the exploration plans lie below the descent that uses them.
-  assert graph["mcgs_jax.selection"] >= {"mcgs_jax.moves", "mcgs_jax.exploration"}
-  assert not (graph["mcgs_jax.moves"] | graph["mcgs_jax.exploration"]) & {
+  # The rules (with the move filter) and the exploration plans lie below the
+  # phases that use them.
+  assert graph["mcgs_jax.selection"] >= {"mcgs_jax.rules", "mcgs_jax.exploration"}
+  assert not (graph["mcgs_jax.rules"] | graph["mcgs_jax.exploration"]) & {
       "mcgs_jax.selection", "mcgs_jax.expansion", "mcgs_jax.backup"}
 
 
@@ -126,7 +127,9 @@ def test_the_checker_sees_a_loop():
 # The modules of `mcgs_jax` a default search (PUCT, mcgs backup, no solver,
 # no enhancement) runs code of while it is traced; an enhancement's module is
 # entered only where the config turns it on.
-DEFAULT_SEARCH_MODULES = {"search", "config", "selection", "moves", "expansion", "backup", "graph",
+# The config resolves what follows from its fields on construction: tracing
+# reads attributes, no code of `config`.
+DEFAULT_SEARCH_MODULES = {"search", "rules", "selection", "expansion", "backup", "graph",
                           "hash_table", "model", "policies"}
 ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solver=True),
                        "pruning": dict(progressive_pruning="soft"), "rave": dict(rave=True),
@@ -167,3 +170,43 @@ def test_an_enhancement_is_entered_only_when_on(module):
   entered = _entered(**ENHANCEMENT_MODULES[module])
   assert module in entered, (module, sorted(entered))
   assert module not in DEFAULT_SEARCH_MODULES
+
+
+# Each enhancement's SearchConfig fields, read (as `config.<field>`) by the
+# rules that switch it on and by its own module, not all over the core.
+ENHANCEMENT_FIELDS = {
+    "solver": ("solver", "solver_bounds"),
+    "gumbel": ("root_policy", "max_considered_actions", "gumbel_scale", "value_scale",
+               "maxvisit_init"),
+    "pruning": ("progressive_pruning", "pruning_r_d", "pruning_min_visits",
+                "pruning_max_visits_per_move", "min_root_visit_fraction"),
+    "rave": ("rave", "rave_b"),
+    "exploration": ("eps_greedy", "eps_constraint", "eps_decay"),
+    "leaves": ("leaves_per_step",),
+    "depth_i": ("depth_i",),
+    "expansion_policy": ("expansion_policy", "expansion_threshold"),
+}
+
+
+def _config_reads() -> dict[str, set[str]]:
+  """SearchConfig field -> the `mcgs_jax` modules (config.py aside) reading
+  it as `config.<field>`."""
+  reads = collections.defaultdict(set)
+  for path in (ROOT / "mcgs_jax").glob("*.py"):
+    if path.stem == "config":
+      continue
+    for node in ast.walk(ast.parse(path.read_text())):
+      if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+          and node.value.id == "config"):
+        reads[node.attr].add(path.stem)
+  return reads
+
+
+def test_each_enhancement_is_read_in_at_most_two_modules():
+  reads = _config_reads()
+  assert reads["c_init"] == {"selection"}   # the checker reads the code
+  for enhancement, fields in ENHANCEMENT_FIELDS.items():
+    readers = set().union(*(reads[f] for f in fields)) - {"rules", enhancement}
+    assert len(readers) <= 1, (enhancement, sorted(readers))
+    for field in fields:
+      assert len(reads[field]) <= 2, (field, sorted(reads[field]))

@@ -7,7 +7,7 @@ import pytest
 
 import envs
 import mcgs_jax
-from mcgs_jax import moves
+from mcgs_jax import rules
 from mcgs_jax import policies
 from mcgs_jax import pruning
 from mcgs_jax import selection
@@ -70,7 +70,7 @@ def test_hard_pruning_is_for_good_and_never_takes_every_move():
   assert g.pruned.shape == g.edge_visits.shape
   assert mcgs_jax.SearchConfig().hard_pruning is False
   path = jnp.zeros((hard.max_depth,), jnp.int32)
-  allowed = lambda graph, node: moves.allowed_moves(graph, node, hard)
+  allowed = lambda graph, node: rules.allowed_moves(graph, node, hard)
   g = pruning.update_hard_pruning(g, path, jnp.int32(1), allowed, hard)
   np.testing.assert_array_equal(g.pruned[0], [False, True] + [False] * 5)
   assert g.pruned[1:].sum() == 0
