@@ -139,16 +139,21 @@ def format_number(value: Any, spec: str) -> str:
 def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
   """Writes `rows` to `path` as CSV, creating its folder.
 
+  Atomic: the rows go to a temporary file that then replaces `path`, so a
+  command stopped midway leaves the old file whole.
+
   Args:
     path: the CSV file.
     rows: dicts with (at least) `fields`.
     fields: the columns, in order.
   """
   os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-  with open(path, "w", newline="") as f:
+  tmp = path + ".tmp"
+  with open(tmp, "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=list(fields))
     writer.writeheader()
     writer.writerows(rows)
+  os.replace(tmp, path)
 
 
 def markdown_table(rows: list[dict], fields: Sequence[str]) -> str:

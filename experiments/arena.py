@@ -77,37 +77,24 @@ def main(argv=None):
     raise SystemExit(f"{args.run} has no snapshots (they are written at each evaluation)")
   out = os.path.join(args.run, "arena")
   os.makedirs(out, exist_ok=True)
-  games_path = os.path.join(out, "games.csv")
-  done = {(r["a"], r["b"]) for r in arena_lib.read_games(games_path)}
 
   def snapshot_agent(iteration):
     variables = checkpoint.read_variables(evaluation.snapshot_path(args.run, iteration), params)
     return agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables, config=search_config,
                               name=str(iteration))
 
-  baseline = agents.rollout_baseline(env, args.baseline_simulations)
-  opponents = [(BASELINE, baseline)]
+  players = {BASELINE: agents.rollout_baseline(env, args.baseline_simulations)}
   if args.solver:
-    opponents.append((SOLVER, agents.Connect4SolverAgent(randomize=True)))
-  rng = jax.random.PRNGKey(args.seed)
-  for index, iteration in enumerate(ladder):
-    pairings = [(name, agent) for name, agent in opponents]
-    if index > 0:
-      pairings.append((str(ladder[index - 1]), None))
-    for name, opponent in pairings:
-      key = (str(iteration), name)
-      if key in done:
-        continue
-      opponent = opponent or snapshot_agent(int(name))
-      # The same openings for every pairing (one rng per opening set).
-      result = arena_lib.play_games(env, snapshot_agent(iteration), opponent, rng, args.games,
-                                    opening_plies=args.opening_plies)
-      rows = [dict(a=str(iteration), b=name, game=g, score=(float(s) + 1) / 2)
-              for g, s in enumerate(result.scores)]
-      arena_lib.append_games(games_path, rows)
-      print(f"iteration {iteration} vs {name}: {result.wins}-{result.draws}-{result.losses}",
-            flush=True)
-  write_ratings(args.run, arena_lib.read_games(games_path))
+    players[SOLVER] = agents.Connect4SolverAgent(randomize=True)
+  opponents = list(players)
+  players.update({str(iteration): snapshot_agent(iteration) for iteration in ladder})
+  # Each snapshot against the baselines, then against the one before it.
+  pairs = [(str(iteration), name) for index, iteration in enumerate(ladder)
+           for name in opponents + [str(ladder[index - 1])] * (index > 0)]
+  games = arena_lib.play_missing_pairs(env, players, pairs, jax.random.PRNGKey(args.seed),
+                                       args.games, os.path.join(out, "games.csv"),
+                                       opening_plies=args.opening_plies)
+  write_ratings(args.run, games)
 
 
 def write_ratings(directory: str, games: list[dict]) -> list[dict]:
