@@ -59,6 +59,7 @@ import glob
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -251,6 +252,45 @@ def recipe_rows(out: str, target: float) -> list[dict]:
             final_search_error_mean=round(mean(evaluated[-1], "search"), 4) if evaluated else "",
             final_policy_error_mean=round(mean(evaluated[-1], "policy"), 4) if evaluated else "",
             steps_to_convergence=_steps_to_convergence(recipe_dir(out, algo, backup, seed))))
+  return rows
+
+
+# What `--recipe-table` keeps of a run in the docs: enough to redraw its
+# curves and its row without the run folder (checkpoints and snapshots stay
+# with the run).
+_KEPT_FILES = ("metrics.csv", "config.json", "summary.json", "steps.csv")
+
+
+def keep_recipe_runs(out: str, keep: str) -> list[str]:
+  """Copies each `--recipe` run's `_KEPT_FILES` under `out` to the same place
+  under `keep`; returns the runs copied."""
+  copied = []
+  for directory in sorted(glob.glob(os.path.join(out, "connect4_recipe", "*_s*"))):
+    if not os.path.isdir(directory) or os.path.abspath(out) == os.path.abspath(keep):
+      continue
+    target = os.path.join(keep, "connect4_recipe", os.path.basename(directory))
+    os.makedirs(target, exist_ok=True)
+    for name in _KEPT_FILES:
+      if os.path.exists(os.path.join(directory, name)):
+        shutil.copyfile(os.path.join(directory, name), os.path.join(target, name))
+    copied.append(target)
+  return copied
+
+
+def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dict]:
+  """`--recipe-table`: keeps the runs under `out` in `keep`, then writes one
+  row per kept run to `table_csv`, where a row already there whose run is
+  kept nowhere (its folder lost before it was kept) stays as it was."""
+  keep_recipe_runs(out, keep)
+  rows = recipe_rows(keep, target)
+  have = {(r["algo"], r["backup"], int(r["seed"])) for r in rows}
+  if os.path.exists(table_csv):
+    with open(table_csv, newline="") as f:
+      rows += [r for r in csv.DictReader(f)
+               if (r["algo"], r["backup"], int(r["seed"])) not in have]
+  order = {(a, b): i for i, (a, b) in enumerate((a, b) for a in ALGOS for b in BACKUPS)}
+  rows.sort(key=lambda r: (int(r["seed"]), order[r["algo"], r["backup"]]))
+  _write_csv(table_csv, rows, RECIPE_FIELDS)
   return rows
 
 
@@ -525,6 +565,9 @@ def main(argv=None):
   parser.add_argument("--table-csv",
                       default=os.path.join("docs", "dual_mcts", "connect4_runs.csv"),
                       help="--recipe-table: the CSV written")
+  parser.add_argument("--keep", default=os.path.join("docs", "dual_mcts"),
+                      help="--recipe-table: where each run's metrics, config and rank summary "
+                      "are copied (as <keep>/connect4_recipe/<run>/) and read from")
   parser.add_argument("--target", type=float, default=0.05,
                       help="--recipe-table: the mean search error a run's time is measured to")
   args = parser.parse_args(argv)
@@ -538,9 +581,8 @@ def main(argv=None):
             print(f"{directory}: {json.dumps(summary)}", flush=True)
     return
   if args.recipe_table:
-    rows = recipe_rows(args.out, args.target)
-    _write_csv(args.table_csv, rows, RECIPE_FIELDS)
-    print(f"{len(rows)} runs: {args.table_csv}")
+    rows = recipe_table(args.out, args.keep, args.table_csv, args.target)
+    print(f"{len(rows)} runs: {args.table_csv} (runs kept in {args.keep})")
     return
   if args.recipe:
     # Without --algo: every cell, seed by seed, so a partial queue holds

@@ -2,6 +2,7 @@
 (`experiments.dual_mcts --recipe`): their configs and their rows."""
 
 import csv
+import shutil
 
 import pytest
 
@@ -31,8 +32,7 @@ def test_recipe_configs_keep_the_papers_budgets(algo, backup):
     assert small.backup_window > 1
 
 
-def test_recipe_rows_time_to_target(tmp_path):
-  directory = tmp_path / "connect4_recipe" / "dual_mcgs_s1"
+def _write_run(directory):
   directory.mkdir(parents=True)
   sets = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
   fields = ["iteration", "cpu_s", "positions_total"] + [
@@ -44,6 +44,13 @@ def test_recipe_rows_time_to_target(tmp_path):
     writer.writerow([2, 300.0, 3000] + [0.08] * 6 + [0.2] * 6)
     writer.writerow([3, 600.0, 6000] + [0.04] * 6 + [0.1] * 6)
     writer.writerow([4, 700.0, 7000] + [0.03] * 6 + [0.1] * 6)
+  (directory / "config.json").write_text("{}")
+  (directory / "ranks.csv").write_text("a,b,score\n")
+
+
+def test_recipe_rows_time_to_target(tmp_path):
+  directory = tmp_path / "connect4_recipe" / "dual_mcgs_s1"
+  _write_run(directory)
   rows = dual_mcts.recipe_rows(str(tmp_path), target=0.05)
   assert len(rows) == 1
   row = rows[0]
@@ -58,3 +65,34 @@ def test_recipe_rows_time_to_target(tmp_path):
   (directory / "summary.json").write_text('{"steps_to_converge": null}')
   assert dual_mcts.recipe_rows(str(tmp_path), target=0.05)[0]["steps_to_convergence"] == (
       "not converged")
+
+
+def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
+  out, keep, table = tmp_path / "runs", tmp_path / "docs", tmp_path / "docs" / "runs.csv"
+  _write_run(out / "connect4_recipe" / "dual_mcgs_s1")
+  keep.mkdir()
+  # A row whose run folder is gone, and a stale row of the run that is here.
+  lost = dict.fromkeys(dual_mcts.RECIPE_FIELDS, "")
+  lost.update(algo="alphazero", backup="tree", seed="0", cpu_s="3601.2",
+              final_search_error_mean="0.0617")
+  stale = dict(lost, algo="dual", backup="mcgs", seed="1", cpu_s="10.0")
+  with open(table, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=dual_mcts.RECIPE_FIELDS)
+    writer.writeheader()
+    writer.writerows([stale, lost])
+
+  assert dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
+                         "--table-csv", str(table)]) is None
+  kept = keep / "connect4_recipe" / "dual_mcgs_s1"
+  assert sorted(p.name for p in kept.iterdir()) == ["config.json", "metrics.csv"]
+  with open(table, newline="") as f:
+    rows = list(csv.DictReader(f))
+  assert [(r["algo"], r["backup"], r["seed"], r["cpu_s"]) for r in rows] == [
+      ("alphazero", "tree", "0", "3601.2"), ("dual", "mcgs", "1", "700.0")]
+  assert rows[1]["cpu_s_to_target"] == "600.0"
+  # The run folder gone too: its row now comes from the kept copy.
+  shutil.rmtree(out)
+  dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
+                  "--table-csv", str(table)])
+  with open(table, newline="") as f:
+    assert list(csv.DictReader(f)) == rows
