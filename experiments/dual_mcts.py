@@ -294,6 +294,44 @@ def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dic
   return rows
 
 
+def recipe_summary(table_csv: str, cpu_budget: float) -> str:
+  """The Markdown table of the `--recipe` runs in `table_csv` that reached
+  their CPU budget, one row per cell: 95% Student-t intervals over seeds
+  (`evaluation.seed_interval`), beside the Dual MCTS paper's Connect-4 row."""
+  with open(table_csv, newline="") as f:
+    runs = [r for r in csv.DictReader(f) if float(r["cpu_s"]) >= 0.99 * cpu_budget]
+
+  def figure(values, scale=1.0, digits=1):
+    mean, lo, hi = evaluation.seed_interval([scale * v for v in values])
+    if math.isnan(mean):
+      return "-"
+    if math.isnan(lo):
+      return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+  lines = ["| backup | algorithm | runs | reached 5% | CPU s to 5% | final search error % | "
+           "positions / CPU s | steps to conv. | Dual MCTS paper: time/step s, steps, "
+           "time to conv. s |", "|---|---|---|---|---|---|---|---|---|"]
+  for backup in BACKUPS:
+    for algo in ALGOS:
+      mine = [r for r in runs if (r["algo"], r["backup"]) == (algo, backup)]
+      if not mine:
+        continue
+      reached = [float(r["cpu_s_to_target"]) for r in mine if r["cpu_s_to_target"]]
+      steps = [float(r["steps_to_convergence"]) for r in mine
+               if r["steps_to_convergence"] not in ("", "not converged")]
+      ranked = [r for r in mine if r["steps_to_convergence"]]
+      paper = SEED_TABLE[("connect4", algo)]
+      lines.append(
+          f"| {backup} | {algo} | {len(mine)} | {len(reached)}/{len(mine)} | "
+          f"{figure(reached, digits=0)} | "
+          f"{figure([float(r['final_search_error_mean']) for r in mine], 100.0)} | "
+          f"{figure([float(r['positions']) / float(r['cpu_s']) for r in mine], digits=0)} | "
+          f"{figure(steps) if steps else '-'} ({len(steps)}/{len(ranked)}) | "
+          f"{paper[0]}, {paper[1]}, {paper[2]} |")
+  return "\n".join(lines)
+
+
 def _write_csv(path, rows, fields):
   with open(path + ".tmp", "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=fields)
@@ -562,6 +600,8 @@ def main(argv=None):
                       help="the paper's convergence criterion over each --recipe run's snapshots")
   parser.add_argument("--recipe-table", action="store_true",
                       help="write the --recipe runs' rows to docs/dual_mcts/connect4_runs.csv")
+  parser.add_argument("--recipe-summary", action="store_true",
+                      help="print the Markdown table of the finished --recipe runs in --table-csv")
   parser.add_argument("--table-csv",
                       default=os.path.join("docs", "dual_mcts", "connect4_runs.csv"),
                       help="--recipe-table: the CSV written")
@@ -579,6 +619,9 @@ def main(argv=None):
           if os.path.isdir(directory):
             summary = rank_recipe_run(directory, args.games_per_pair, seed)
             print(f"{directory}: {json.dumps(summary)}", flush=True)
+    return
+  if args.recipe_summary:
+    print(recipe_summary(args.table_csv, args.cpu_budget))
     return
   if args.recipe_table:
     rows = recipe_table(args.out, args.keep, args.table_csv, args.target)

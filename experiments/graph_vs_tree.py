@@ -110,8 +110,6 @@ RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eva
 # seconds and positions to the first evaluation at or below it.
 TARGETS = {"connect4": 0.07, "nim": 0.05}
 SEARCH_FIELDS = ("game", "search", "runs", "at_cpu_s", "measure", "mean", "lo", "hi")
-# Two-sided 95% Student-t quantiles by degrees of freedom.
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def _number(text: str) -> float:
@@ -154,18 +152,6 @@ def run_row(game: str, search: str, seed: int, rows: list[dict]) -> dict:
               positions_to_target=int(reached[0]["positions_total"]) if reached else math.nan)
 
 
-def interval(values: list[float]) -> tuple[float, float, float]:
-  """Mean and 95% Student-t interval over seeds (NaN bounds for one value)."""
-  values = [v for v in values if not math.isnan(v)]
-  if not values:
-    return math.nan, math.nan, math.nan
-  mean = statistics.mean(values)
-  if len(values) < 2:
-    return mean, math.nan, math.nan
-  half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-  return mean, mean - half, mean + half
-
-
 def at_cpu(game: str, rows: list[dict], cpu_s: float) -> float:
   """The search error of the last evaluation at or before `cpu_s`."""
   before = [r for r in evaluated(game, rows) if _number(r["cpu_s"]) <= cpu_s + 1.0]
@@ -197,12 +183,13 @@ def report(args) -> int:
       for name in ("search_error_mean", "policy_error_mean", "value_sign_error_mean",
                    "nn_evals_per_position", "transposition_hits_per_position", "positions",
                    "cpu_s_to_target", "positions_to_target"):
-        mean, lo, hi = interval([float(row[name]) for row, _ in mine])
+        mean, lo, hi = evaluation.seed_interval([float(row[name]) for row, _ in mine])
         summary.append(dict(game=game, search=search, runs=len(mine), at_cpu_s="end", measure=name,
                             mean=round(mean, 4), lo=round(lo, 4), hi=round(hi, 4)))
       for fraction in (1 / 3, 2 / 3):
         cpu_s = round(budget * fraction)
-        mean, lo, hi = interval([at_cpu(game, metrics, cpu_s) for _, metrics in mine])
+        mean, lo, hi = evaluation.seed_interval(
+            [at_cpu(game, metrics, cpu_s) for _, metrics in mine])
         summary.append(dict(game=game, search=search, runs=len(mine), at_cpu_s=cpu_s,
                             measure="search_error_mean", mean=round(mean, 4), lo=round(lo, 4),
                             hi=round(hi, 4)))
@@ -212,14 +199,14 @@ def report(args) -> int:
   for search in args.searches:
     mine = [r for r in final_rows if r["search"] == search]
     for name in FINAL_FIELDS[4:] if mine else ():
-      mean, lo, hi = interval([float(r[name]) for r in mine])
+      mean, lo, hi = evaluation.seed_interval([float(r[name]) for r in mine])
       summary.append(dict(game="connect4", search=search, runs=len(mine),
                           at_cpu_s=f"final, {mine[0]['positions']} positions per set",
                           measure=name, mean=round(mean, 4), lo=round(lo, 4), hi=round(hi, 4)))
     elos = [float(row["elo"]) for player, row in elo_rows.items()
             if player.startswith(f"connect4_{search}_s")]
     if elos:
-      mean, lo, hi = interval(elos)
+      mean, lo, hi = evaluation.seed_interval(elos)
       summary.append(dict(game="connect4", search=search, runs=len(elos), at_cpu_s="arena",
                           measure="elo", mean=round(mean, 1), lo=round(lo, 1), hi=round(hi, 1)))
   # Graph-trained agents against tree-trained ones: their mean score per
@@ -231,7 +218,7 @@ def report(args) -> int:
       score = game["score"] if kinds[0] == "mcgs" else 1.0 - game["score"]
       pairs.setdefault((game["a"], game["b"]), []).append(score)
   if pairs:
-    mean, lo, hi = interval([statistics.mean(scores) for scores in pairs.values()])
+    mean, lo, hi = evaluation.seed_interval([statistics.mean(scores) for scores in pairs.values()])
     summary.append(dict(game="connect4", search="mcgs", runs=len(pairs), at_cpu_s="arena",
                         measure="score_vs_tree", mean=round(mean, 4), lo=round(lo, 4),
                         hi=round(hi, 4)))

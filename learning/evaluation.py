@@ -19,6 +19,7 @@ Every `eval_every` iterations the training loop (`learning.loop`) calls
 """
 
 import math
+import statistics
 import os
 import re
 from typing import Any
@@ -279,3 +280,26 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
   centre = (p + z * z / (2 * n)) / (1 + z * z / n)
   half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
   return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# Two-sided 95% Student-t quantiles by degrees of freedom (a normal's 1.96 beyond).
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def seed_interval(values: list[float]) -> tuple[float, float, float]:
+  """Mean and 95% Student-t interval of a figure over runs (seeds).
+
+  Args:
+    values: one value per run; NaN values are left out.
+
+  Returns:
+    (mean, low, high); NaN bounds with fewer than 2 values, all NaN with none.
+  """
+  values = [v for v in values if not math.isnan(v)]
+  if not values:
+    return math.nan, math.nan, math.nan
+  mean = statistics.mean(values)
+  if len(values) < 2:
+    return mean, math.nan, math.nan
+  half = _T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+  return mean, mean - half, mean + half

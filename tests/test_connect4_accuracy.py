@@ -18,6 +18,17 @@ def test_wilson_interval_golden_values():
   assert evaluation.wilson_interval(0, 0) == (0.0, 1.0)
 
 
+
+def test_seed_interval_golden_values():
+  # 4, 5, 6: mean 5, sd 1, t(2) = 4.303: 5 -+ 4.303 / sqrt(3).
+  mean, lo, hi = evaluation.seed_interval([4.0, 5.0, 6.0])
+  assert mean == 5.0
+  assert (lo, hi) == (pytest.approx(2.5156, abs=1e-4), pytest.approx(7.4844, abs=1e-4))
+  mean, lo, hi = evaluation.seed_interval([2.0, float("nan")])
+  assert mean == 2.0 and lo != lo and hi != hi     # one value: no interval
+  assert all(x != x for x in evaluation.seed_interval([]))
+
+
 def test_position_scoring_follows_the_columns_convention():
   # A Test_L2_R1 line: score 4 for the side to move, columns 6 is best.
   p = accuracy.parse_columns_line("5554224333234511764415115 8,8,8,8,43,-4,8")

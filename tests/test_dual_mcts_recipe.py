@@ -96,3 +96,29 @@ def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
                   "--table-csv", str(table)])
   with open(table, newline="") as f:
     assert list(csv.DictReader(f)) == rows
+
+
+def test_recipe_summary_intervals_over_finished_runs(tmp_path):
+  table = tmp_path / "runs.csv"
+  rows = []
+  for seed, (to_target, error, steps) in enumerate(
+      [("1000.0", "0.04", "3"), ("2000.0", "0.05", "not converged"), ("", "0.06", "")]):
+    row = dict.fromkeys(dual_mcts.RECIPE_FIELDS, "")
+    row.update(algo="dual", backup="mcgs", seed=seed, cpu_s="3600.0", positions="3600000",
+               cpu_s_to_target=to_target, final_search_error_mean=error,
+               steps_to_convergence=steps)
+    rows.append(row)
+  # A run short of its budget (still training) is left out.
+  rows.append(dict(rows[0], algo="mpv", cpu_s="100.0"))
+  with open(table, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=dual_mcts.RECIPE_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+  lines = dual_mcts.recipe_summary(str(table), cpu_budget=3600.0).splitlines()
+  assert len(lines) == 3
+  cells = [c.strip() for c in lines[2].strip("|").split("|")]
+  # Errors 4, 5, 6 %: mean 5, t(2) 4.303 * 1 / sqrt(3) = 2.484 either side.
+  assert cells[:6] == ["mcgs", "dual", "3", "2/3", "1500 [-4853, 7853]", "5.0 [2.5, 7.5]"]
+  assert cells[6] == "1000 [1000, 1000]"
+  assert cells[7] == "3.0 (1/2)"
+  assert cells[8] == "15.32, 12, 183.84"
