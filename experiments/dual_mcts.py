@@ -6,7 +6,9 @@
   python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
   python -m experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
   python -m experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
+  python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
   python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
+  python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
 `experiments.train` (self-play, replay, updates); after each step the new
@@ -50,7 +52,10 @@ writes one row per run (CPU seconds to `--target` mean search error, the
 final error, and the steps to convergence that `--recipe-rank` measures:
 each evaluation's snapshot against every earlier one and the untrained
 network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
-(docs/dual_mcts/connect4_runs.csv).
+(docs/dual_mcts/connect4_runs.csv), after copying each run's metrics, config
+and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
+reads the rows from: the table outlives the run folders (checkpoints and
+snapshots stay with the runs, so rank a run before its folder goes).
 """
 
 import argparse
