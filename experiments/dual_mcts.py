@@ -143,8 +143,9 @@ def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0
   fields = dict(root_policy="puct", seed=seed, eval_every_s=eval_every_s, eval_positions=100,
                 small_simulations=50, large_simulations=35)
   if algo == "alphazero":
+    # Evaluated with its self-play budget, as the two-search runs are (50 + 35).
     return dict(fields, network="resmlp", network_kwargs={"num_layers": 4, "width": 64},
-                search=backup, simulations=85)
+                search=backup, simulations=85, eval_simulations=85)
   if algo == "mpv":
     return dict(fields, network="pair", search="mpv", dual_backup=backup,
                 network_kwargs=dict(width=64, kind="resmlp", small_blocks=2, large_blocks=4))

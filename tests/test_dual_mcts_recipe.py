@@ -22,11 +22,17 @@ def test_recipe_configs_keep_the_papers_budgets(algo, backup):
     search = config.search
     assert (search.backup, search.num_simulations, kwargs["num_layers"]) == (backup, 85, 4)
     assert search.root_policy == "puct" and search.dirichlet_fraction == 0.25
+    # Evaluations search with the same 85 simulations as the two-search runs'.
+    evaluation = config.eval_search
+    assert (evaluation.num_simulations, evaluation.backup) == (85, backup)
+    assert (evaluation.root_policy, evaluation.dirichlet_fraction) == ("puct", 0.0)
     return
   small, large = config.search.small, config.search.large
   assert config.two_searches and (small.backup, large.backup) == (backup, backup)
   assert (small.num_simulations, large.num_simulations) == (50, 35)
   assert config.eval_search.small.dirichlet_fraction == 0.0
+  assert (config.eval_search.small.num_simulations,
+          config.eval_search.large.num_simulations) == (50, 35)
   if algo == "dual":
     assert (small.eps_greedy, small.eps_decay, kwargs["small_head_after"]) == (0.1, 0.97, 2)
     assert small.backup_window > 1
