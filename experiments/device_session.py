@@ -81,10 +81,11 @@ def gpu_config(quick: bool) -> dict:
     dict of TrainConfig fields.
   """
   if quick:
-    return dict(network_kwargs={"num_layers": 1, "width": 16}, games=8, simulations=8,
+    return dict(network_kwargs={"num_layers": 1, "width": 16}, games=8,
+                search=dict(num_simulations=8), eval_search=dict(num_simulations=8),
                 moves_per_iteration=14, updates_per_iteration=2, batch_size=32, min_replay=32,
                 replay_capacity=2000, eval_every=2, eval_every_s=0.0, eval_positions=4,
-                eval_simulations=8, checkpoint_every=2, decay_updates=0)
+                checkpoint_every=2, decay_updates=0)
   return dict(games=1024, updates_per_iteration=256, replay_capacity=800_000,
               min_replay=32_768, decay_updates=80_000, eval_every=40, eval_every_s=0.0,
               checkpoint_every=50)

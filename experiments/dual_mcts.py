@@ -119,39 +119,56 @@ def cell_config(game: str, algo: str, backup: str, seed: int, channels: int = 64
   if algo == "alphazero":
     network = "resmlp" if flat else "resnet"
     kwargs = dict(width, **({"num_layers": 4} if flat else {"num_blocks": 4}))
-    # Evaluated with its self-play budget, as the two-search algorithms are.
-    search = dict(search=backup, simulations=small + large, eval_simulations=small + large)
   elif algo == "mpv":
     network = "pair"
     kwargs = dict(width, kind="resmlp" if flat else "resnet", small_blocks=2, large_blocks=4)
-    search = dict(search="mpv", dual_backup=backup)
   else:
     network = "dual_mlp" if flat else "dual"
     kwargs = dict(width, small_head_after=2, **({"num_layers": 4} if flat else {"num_blocks": 4}))
-    search = dict(search="dual", dual_backup=backup, backup_window=dual.window_for(STATES[game]),
-                  eps_greedy=0.1, eps_decay=0.97)
   return config_lib.replace(
       config_lib.TrainConfig(), env=game, network=network, network_kwargs=kwargs,
-      small_simulations=small, large_simulations=large, eval_every=0, seed=seed,
-      learning_rate=1e-3, replay_capacity=20_000, node_factor=1.0, reuse_graph=False,
-      **_STEP[game], **search)
+      eval_every=0, seed=seed, learning_rate=1e-3, replay_capacity=20_000, node_factor=1.0,
+      reuse_graph=False, **_STEP[game],
+      **searches(game, algo, backup, small, large))
+
+
+def searches(game: str, algo: str, backup: str, small: int = 50, large: int = 35,
+             dirichlet_alpha: float = 0.5) -> dict:
+  """The `search` and `eval_search` fields of one algorithm: self-play with
+  Dirichlet noise at a PUCT root, evaluation with the same budget and no
+  noise; AlphaZero one search of `small + large` simulations, MPV-MCTS and
+  Dual MCTS two (Dual MCTS with its window and epsilon-greedy)."""
+  if algo == "alphazero":
+    return dict(search=dict(backup=backup, num_simulations=small + large, root_policy="puct",
+                            dirichlet_fraction=0.25, dirichlet_alpha=dirichlet_alpha),
+                eval_search=dict(backup=backup, num_simulations=small + large))
+  window = {}
+  if algo == "dual":
+    window = dict(backup_window=dual.window_for(STATES[game]), eps_decay=0.97)
+
+  def part(simulations, noise):
+    return dict(backup=backup, num_simulations=simulations, max_nodes=simulations + 1,
+                dirichlet_fraction=0.25 if noise else 0.0, dirichlet_alpha=dirichlet_alpha,
+                eps_greedy=0.1 if noise and algo == "dual" else 0.0, check_evaluator=True,
+                **window)
+
+  return {name: dict(kind="dual", small=part(small, noise), large=part(large, noise),
+                     value_mix=0.5, rounds=1)
+          for name, noise in (("search", True), ("eval_search", False))}
 
 
 def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0) -> dict:
   """The `--config` fields of one `--recipe` run over Connect-4's defaults
   (see the module docstring)."""
-  fields = dict(root_policy="puct", seed=seed, eval_every_s=eval_every_s, eval_positions=100,
-                small_simulations=50, large_simulations=35)
+  fields = dict(seed=seed, eval_every_s=eval_every_s, eval_positions=100,
+                **searches("connect4", algo, backup))
   if algo == "alphazero":
-    # Evaluated with its self-play budget, as the two-search runs are (50 + 35).
-    return dict(fields, network="resmlp", network_kwargs={"num_layers": 4, "width": 64},
-                search=backup, simulations=85, eval_simulations=85)
+    return dict(fields, network="resmlp", network_kwargs={"num_layers": 4, "width": 64})
   if algo == "mpv":
-    return dict(fields, network="pair", search="mpv", dual_backup=backup,
+    return dict(fields, network="pair",
                 network_kwargs=dict(width=64, kind="resmlp", small_blocks=2, large_blocks=4))
-  return dict(fields, network="dual_mlp", search="dual", dual_backup=backup,
-              network_kwargs=dict(width=64, small_head_after=2, num_layers=4),
-              backup_window=dual.window_for(STATES["connect4"]), eps_greedy=0.1, eps_decay=0.97)
+  return dict(fields, network="dual_mlp",
+              network_kwargs=dict(width=64, small_head_after=2, num_layers=4))
 
 
 def recipe_dir(out: str, algo: str, backup: str, seed: int) -> str:

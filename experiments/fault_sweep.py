@@ -53,8 +53,8 @@ import time
 
 from learning import cli
 
-TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
-            min_replay=16, updates_per_iteration=2, replay_capacity=256,
+TINY = dict(eval_every=0, games=8, search={"num_simulations": 4}, moves_per_iteration=5,
+            batch_size=16, min_replay=16, updates_per_iteration=2, replay_capacity=256,
             network_kwargs={"hidden_sizes": [16]})
 ITERATIONS = 6
 FAULTS = ("kill", "truncate-step", "delete-step-file", "truncate-metrics", "delete-metrics",
