@@ -314,7 +314,45 @@ def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dic
   order = {(a, b): i for i, (a, b) in enumerate((a, b) for a in ALGOS for b in BACKUPS)}
   rows.sort(key=lambda r: (int(r["seed"]), order[r["algo"], r["backup"]]))
   _write_csv(table_csv, rows, RECIPE_FIELDS)
+  plot_recipe_curves(keep, os.path.join(os.path.dirname(table_csv) or ".",
+                                        "connect4_curves.png"))
   return rows
+
+
+def plot_recipe_curves(keep: str, path: str) -> None:
+  """The kept `--recipe` runs' mean search and policy errors on Pons' sets
+  against CPU seconds (one line per run: colour the algorithm, dashed the
+  graph) into `path`."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+  colours = dict(zip(ALGOS, ("tab:blue", "tab:orange", "tab:green")))
+  labelled = set()
+  for algo in ALGOS:
+    for backup in BACKUPS:
+      for seed in range(10):
+        path_metrics = os.path.join(recipe_dir(keep, algo, backup, seed), "metrics.csv")
+        if not os.path.exists(path_metrics):
+          continue
+        metrics = loop.read_metrics(path_metrics)
+        label = None if (algo, backup) in labelled else f"{algo}, {backup}"
+        labelled.add((algo, backup))
+        for ax, kind in zip(axes, ("search", "policy")):
+          points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, f"{kind}_c4_error"))
+                    for r in metrics]
+          points = [p for p in points if not math.isnan(p[1])]
+          ax.plot(*zip(*points), color=colours[algo], alpha=0.8, marker=".",
+                  linestyle="--" if backup == "mcgs" else "-", label=label)
+  for ax, kind in zip(axes, ("search", "policy")):
+    ax.set_xlabel("CPU seconds")
+    ax.set_title(f"{kind} error, mean of Pons' 6 sets (100 positions each)")
+    ax.grid(alpha=0.3)
+  axes[0].set_ylabel("% of positions")
+  axes[0].legend()
+  fig.tight_layout()
+  fig.savefig(path, dpi=90)
+  plt.close(fig)
 
 
 def recipe_summary(table_csv: str, cpu_budget: float) -> str:

@@ -96,6 +96,7 @@ def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
   assert [(r["algo"], r["backup"], r["seed"], r["cpu_s"]) for r in rows] == [
       ("alphazero", "tree", "0", "3601.2"), ("dual", "mcgs", "1", "700.0")]
   assert rows[1]["cpu_s_to_target"] == "600.0"
+  assert (keep / "connect4_curves.png").stat().st_size > 0
   # The run folder gone too: its row now comes from the kept copy.
   shutil.rmtree(out)
   dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
