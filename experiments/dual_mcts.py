@@ -252,29 +252,34 @@ def _steps_to_convergence(directory: str):
   return "not converged" if steps is None else steps
 
 
-def recipe_rows(out: str, target: float) -> list[dict]:
-  """One row (`RECIPE_FIELDS`) per `--recipe` run under `out`."""
-  rows = []
+def recipe_runs(out: str):
+  """(algo, backup, seed, metrics rows) of each `--recipe` run under `out`
+  that has a metrics file, in the cells' order."""
   for algo in ALGOS:
     for backup in BACKUPS:
       for seed in range(10):
         path = os.path.join(recipe_dir(out, algo, backup, seed), "metrics.csv")
-        if not os.path.exists(path):
-          continue
-        metrics = loop.read_metrics(path)
-        mean = lambda r, kind: evaluation.mean_c4_error(r, f"{kind}_c4_error")
-        evaluated = [r for r in metrics if not math.isnan(mean(r, "search"))]
-        reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
-        last = metrics[-1]
-        rows.append(dict(
-            algo=algo, backup=backup, seed=seed, cpu_s=round(float(last["cpu_s"]), 1),
-            iterations=int(last["iteration"]), positions=int(float(last["positions_total"])),
-            target=target,
-            cpu_s_to_target=round(float(reached[0]["cpu_s"]), 1) if reached else "",
-            positions_to_target=int(float(reached[0]["positions_total"])) if reached else "",
-            final_search_error_mean=round(mean(evaluated[-1], "search"), 4) if evaluated else "",
-            final_policy_error_mean=round(mean(evaluated[-1], "policy"), 4) if evaluated else "",
-            steps_to_convergence=_steps_to_convergence(recipe_dir(out, algo, backup, seed))))
+        if os.path.exists(path):
+          yield algo, backup, seed, loop.read_metrics(path)
+
+
+def recipe_rows(out: str, target: float) -> list[dict]:
+  """One row (`RECIPE_FIELDS`) per `--recipe` run under `out`."""
+  rows = []
+  mean = lambda r, kind: evaluation.mean_c4_error(r, f"{kind}_c4_error")
+  for algo, backup, seed, metrics in recipe_runs(out):
+    evaluated = [r for r in metrics if not math.isnan(mean(r, "search"))]
+    reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
+    last = metrics[-1]
+    rows.append(dict(
+        algo=algo, backup=backup, seed=seed, cpu_s=round(float(last["cpu_s"]), 1),
+        iterations=int(last["iteration"]), positions=int(float(last["positions_total"])),
+        target=target,
+        cpu_s_to_target=round(float(reached[0]["cpu_s"]), 1) if reached else "",
+        positions_to_target=int(float(reached[0]["positions_total"])) if reached else "",
+        final_search_error_mean=round(mean(evaluated[-1], "search"), 4) if evaluated else "",
+        final_policy_error_mean=round(mean(evaluated[-1], "policy"), 4) if evaluated else "",
+        steps_to_convergence=_steps_to_convergence(recipe_dir(out, algo, backup, seed))))
   return rows
 
 
@@ -284,10 +289,9 @@ def recipe_rows(out: str, target: float) -> list[dict]:
 _KEPT_FILES = ("metrics.csv", "config.json", "summary.json", "steps.csv")
 
 
-def keep_recipe_runs(out: str, keep: str) -> list[str]:
+def keep_recipe_runs(out: str, keep: str) -> None:
   """Copies each `--recipe` run's `_KEPT_FILES` under `out` to the same place
-  under `keep`; returns the runs copied."""
-  copied = []
+  under `keep`."""
   for directory in sorted(glob.glob(os.path.join(out, "connect4_recipe", "*_s*"))):
     if not os.path.isdir(directory) or os.path.abspath(out) == os.path.abspath(keep):
       continue
@@ -296,8 +300,6 @@ def keep_recipe_runs(out: str, keep: str) -> list[str]:
     for name in _KEPT_FILES:
       if os.path.exists(os.path.join(directory, name)):
         shutil.copyfile(os.path.join(directory, name), os.path.join(target, name))
-    copied.append(target)
-  return copied
 
 
 def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dict]:
@@ -329,21 +331,15 @@ def plot_recipe_curves(keep: str, path: str) -> None:
   fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
   colours = dict(zip(ALGOS, ("tab:blue", "tab:orange", "tab:green")))
   labelled = set()
-  for algo in ALGOS:
-    for backup in BACKUPS:
-      for seed in range(10):
-        path_metrics = os.path.join(recipe_dir(keep, algo, backup, seed), "metrics.csv")
-        if not os.path.exists(path_metrics):
-          continue
-        metrics = loop.read_metrics(path_metrics)
-        label = None if (algo, backup) in labelled else f"{algo}, {backup}"
-        labelled.add((algo, backup))
-        for ax, kind in zip(axes, ("search", "policy")):
-          points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, f"{kind}_c4_error"))
-                    for r in metrics]
-          points = [p for p in points if not math.isnan(p[1])]
-          ax.plot(*zip(*points), color=colours[algo], alpha=0.8, marker=".",
-                  linestyle="--" if backup == "mcgs" else "-", label=label)
+  for algo, backup, _, metrics in recipe_runs(keep):
+    label = None if (algo, backup) in labelled else f"{algo}, {backup}"
+    labelled.add((algo, backup))
+    for ax, kind in zip(axes, ("search", "policy")):
+      points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, f"{kind}_c4_error"))
+                for r in metrics]
+      points = [p for p in points if not math.isnan(p[1])]
+      ax.plot(*zip(*points), color=colours[algo], alpha=0.8, marker=".",
+              linestyle="--" if backup == "mcgs" else "-", label=label)
   for ax, kind in zip(axes, ("search", "policy")):
     ax.set_xlabel("CPU seconds")
     ax.set_title(f"{kind} error, mean of Pons' 6 sets (100 positions each)")

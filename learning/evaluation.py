@@ -19,9 +19,9 @@ Every `eval_every` iterations the training loop (`learning.loop`) calls
 """
 
 import math
-import statistics
 import os
 import re
+import statistics
 from typing import Any
 
 import jax

@@ -18,7 +18,6 @@ def test_wilson_interval_golden_values():
   assert evaluation.wilson_interval(0, 0) == (0.0, 1.0)
 
 
-
 def test_seed_interval_golden_values():
   # 4, 5, 6: mean 5, sd 1, t(2) = 4.303: 5 -+ 4.303 / sqrt(3).
   mean, lo, hi = evaluation.seed_interval([4.0, 5.0, 6.0])
