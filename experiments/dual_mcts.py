@@ -9,6 +9,7 @@
   python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
   python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
   python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
+  python -m experiments.dual_mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
 `experiments.train` (self-play, replay, updates); after each step the new
@@ -56,6 +57,12 @@ network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
 and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
 reads the rows from: the table outlives the run folders (checkpoints and
 snapshots stay with the runs, so rank a run before its folder goes).
+`--recipe-diagnose` adds to `--diagnosis-csv`
+(docs/dual_mcts/connect4_diagnosis.csv) each finished run's last snapshot
+measured under other evaluators: its own evaluation search, each head
+searched alone (the large one with 85 and 35 simulations, the small one
+with 50) and each head's raw policy and value sign, which splits a gap
+between the algorithms into the network's part and the search's.
 """
 
 import argparse
@@ -389,6 +396,82 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
   return "\n".join(lines)
 
 
+# `--recipe-diagnose`: each evaluator of a run's last snapshot, as
+# (name, head, simulations): a plain search on one head, or with 0 the
+# head's raw policy; "own" is the run's own evaluation search.
+_DIAGNOSES = (("own", None, None), ("large_85", "large", 85), ("large_35", "large", 35),
+              ("small_50", "small", 50), ("policy_large", "large", 0),
+              ("policy_small", "small", 0))
+DIAGNOSIS_FIELDS = ("algo", "backup", "seed", "iteration", "cpu_s", "evaluator",
+                    "search_error_mean", "value_sign_error_mean")
+
+
+def diagnose_recipe_run(directory: str, algo: str, backup: str, seed: int) -> list[dict]:
+  """Why a `--recipe` run's search error is what it is: its last snapshot's
+  mean error on Pons' sets (the run's `eval_positions` per set) under each
+  of `_DIAGNOSES` (the small head's only where the run has one), and the
+  value sign error of each head. Rows of `DIAGNOSIS_FIELDS`."""
+  config = checkpoint.load_config(directory)
+  env, network, eval_fn = checkpoint.build_network(config)
+  iteration = evaluation.snapshot_iterations(directory)[-1]
+  variables = checkpoint.read_variables(
+      evaluation.snapshot_path(directory, iteration),
+      checkpoint.init_variables(network, env, jax.random.PRNGKey(config.seed)))
+  cpu_s = {int(r["iteration"]): float(r["cpu_s"])
+           for r in loop.read_metrics(os.path.join(directory, "metrics.csv"))}
+  heads = ({"large": eval_fn.large, "small": eval_fn.small} if config.two_searches
+           else {"large": eval_fn})
+  plain = searches("connect4", "alphazero", backup)["eval_search"]
+  rng = jax.random.PRNGKey(0)
+  limits = dict(positions_per_set=config.eval_positions)
+  rows = []
+  for name, head, simulations in _DIAGNOSES:
+    if head is not None and head not in heads:
+      continue
+    if head is None:
+      agent = agents.SearchAgent(env=env, eval_fn=eval_fn, params=variables,
+                                 config=config.search_config(noise=False), name=name)
+    elif simulations:
+      search = config_lib.search_from_json(
+          dict(plain, num_simulations=simulations,
+               max_nodes=int(config.node_factor * (simulations + 1))), None)
+      agent = agents.SearchAgent(env=env, eval_fn=heads[head], params=variables,
+                                 config=search, name=name)
+    else:
+      agent = agents.PolicyAgent(eval_fn=heads[head], params=variables, name=name)
+    errors = ground_truth.evaluate(env, agent, rng, **limits)
+    value_sign = ""
+    if head is not None and not simulations:
+      values = ground_truth.connect4_value_errors(heads[head], variables, rng, **limits)
+      value_sign = round(float(np.mean([values[f"c4_sign_error_{s}"]
+                                        for s in ground_truth.C4_SETS])), 4)
+    rows.append(dict(algo=algo, backup=backup, seed=seed, iteration=iteration,
+                     cpu_s=round(cpu_s.get(iteration, math.nan), 1), evaluator=name,
+                     search_error_mean=round(float(np.mean(
+                         [errors[f"c4_error_{s}"] for s in ground_truth.C4_SETS])), 4),
+                     value_sign_error_mean=value_sign))
+  return rows
+
+
+def recipe_diagnosis(out: str, seeds, diagnosis_csv: str, cpu_budget: float) -> list[dict]:
+  """`--recipe-diagnose`: adds to `diagnosis_csv` the rows
+  (`diagnose_recipe_run`) of each `--recipe` run under `out` that reached
+  `cpu_budget` and has none there yet; returns all its rows."""
+  rows = []
+  if os.path.exists(diagnosis_csv):
+    with open(diagnosis_csv, newline="") as f:
+      rows = list(csv.DictReader(f))
+  done = {(r["algo"], r["backup"], int(r["seed"])) for r in rows}
+  for algo, backup, seed, metrics in recipe_runs(out):
+    if (seed not in seeds or (algo, backup, seed) in done
+        or float(metrics[-1]["cpu_s"]) < 0.99 * cpu_budget):
+      continue
+    rows += diagnose_recipe_run(recipe_dir(out, algo, backup, seed), algo, backup, seed)
+    _write_csv(diagnosis_csv, rows, DIAGNOSIS_FIELDS)
+    print(f"{algo}_{backup}_s{seed}: diagnosed", flush=True)
+  return rows
+
+
 def _write_csv(path, rows, fields):
   with open(path + ".tmp", "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=fields)
@@ -667,7 +750,18 @@ def main(argv=None):
                       "are copied (as <keep>/connect4_recipe/<run>/) and read from")
   parser.add_argument("--target", type=float, default=0.05,
                       help="--recipe-table: the mean search error a run's time is measured to")
+  parser.add_argument("--recipe-diagnose", action="store_true",
+                      help="each finished --recipe run's last snapshot under other evaluators "
+                      "(the large or small network searched alone, raw policies) into "
+                      "--diagnosis-csv")
+  parser.add_argument("--diagnosis-csv",
+                      default=os.path.join("docs", "dual_mcts", "connect4_diagnosis.csv"),
+                      help="--recipe-diagnose: the CSV added to")
   args = parser.parse_args(argv)
+  if args.recipe_diagnose:
+    rows = recipe_diagnosis(args.out, args.seed, args.diagnosis_csv, args.cpu_budget)
+    print(f"{len(rows)} rows: {args.diagnosis_csv}")
+    return
   if args.recipe_rank:
     for algo in ALGOS:
       for backup in BACKUPS:

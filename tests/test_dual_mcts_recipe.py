@@ -2,12 +2,16 @@
 (`experiments.dual_mcts --recipe`): their configs and their rows."""
 
 import csv
+import json
 import shutil
 
+import jax
 import pytest
 
 from experiments import dual_mcts
+from learning import checkpoint
 from learning import config as config_lib
+from learning import evaluation
 
 
 @pytest.mark.parametrize("algo", dual_mcts.ALGOS)
@@ -129,3 +133,36 @@ def test_recipe_summary_intervals_over_finished_runs(tmp_path):
   assert cells[6] == "1000 [1000, 1000]"
   assert cells[7] == "3.0 (1/2)"
   assert cells[8] == "15.32, 12, 183.84"
+
+
+def test_recipe_diagnosis_reproduces_the_runs_own_evaluation(tmp_path):
+  """An AlphaZero run's own evaluation search is the large network searched
+  alone with 85 simulations: the two rows agree, and the diagnosis of a run
+  already in the CSV or short of its budget is not redone."""
+  config = config_lib.replace(config_lib.default_config("connect4"),
+                              **dict(dual_mcts.recipe_config("alphazero", "tree", 0),
+                                     eval_positions=2))
+  directory = tmp_path / "connect4_recipe" / "alphazero_tree_s0"
+  directory.mkdir(parents=True)
+  (directory / "config.json").write_text(json.dumps(config.to_json()))
+  env, network, _ = checkpoint.build_network(config)
+  evaluation.save_snapshot(str(directory), 7, checkpoint.init_variables(
+      network, env, jax.random.PRNGKey(1)))
+  (directory / "metrics.csv").write_text("iteration,cpu_s\n7,3600.0\n")
+  short = tmp_path / "connect4_recipe" / "mpv_tree_s0"
+  short.mkdir()
+  (short / "metrics.csv").write_text("iteration,cpu_s\n7,100.0\n")
+
+  diagnosis = tmp_path / "diagnosis.csv"
+  rows = dual_mcts.recipe_diagnosis(str(tmp_path), [0], str(diagnosis), cpu_budget=3600.0)
+  by_name = {r["evaluator"]: r for r in rows}
+  assert sorted(by_name) == ["large_35", "large_85", "own", "policy_large"]
+  assert {(r["algo"], r["seed"], r["iteration"], r["cpu_s"]) for r in rows} == {
+      ("alphazero", 0, 7, 3600.0)}
+  assert by_name["own"]["search_error_mean"] == by_name["large_85"]["search_error_mean"]
+  assert 0.0 <= by_name["policy_large"]["value_sign_error_mean"] <= 1.0
+  assert by_name["own"]["value_sign_error_mean"] == ""
+  # Kept in the CSV and not redone.
+  again = dual_mcts.recipe_diagnosis(str(tmp_path), [0], str(diagnosis), cpu_budget=3600.0)
+  assert [r["evaluator"] for r in again] == [r["evaluator"] for r in rows]
+  assert again[0]["search_error_mean"] == str(by_name["own"]["search_error_mean"])
