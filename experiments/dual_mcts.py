@@ -358,20 +358,23 @@ def plot_recipe_curves(keep: str, path: str) -> None:
   plt.close(fig)
 
 
+def _interval_text(values, scale=1.0, digits=1) -> str:
+  """"mean [low, high]" over seeds (`evaluation.seed_interval`), "mean"
+  with one value, "-" with none."""
+  mean, lo, hi = evaluation.seed_interval([scale * v for v in values])
+  if math.isnan(mean):
+    return "-"
+  if math.isnan(lo):
+    return f"{mean:.{digits}f}"
+  return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
 def recipe_summary(table_csv: str, cpu_budget: float) -> str:
   """The Markdown table of the `--recipe` runs in `table_csv` that reached
   their CPU budget, one row per cell: 95% Student-t intervals over seeds
   (`evaluation.seed_interval`), beside the Dual MCTS paper's Connect-4 row."""
   with open(table_csv, newline="") as f:
     runs = [r for r in csv.DictReader(f) if float(r["cpu_s"]) >= 0.99 * cpu_budget]
-
-  def figure(values, scale=1.0, digits=1):
-    mean, lo, hi = evaluation.seed_interval([scale * v for v in values])
-    if math.isnan(mean):
-      return "-"
-    if math.isnan(lo):
-      return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
   lines = ["| backup | algorithm | runs | reached 5% | CPU s to 5% | final search error % | "
            "positions / CPU s | steps to conv. | Dual MCTS paper: time/step s, steps, "
@@ -388,10 +391,11 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
       paper = SEED_TABLE[("connect4", algo)]
       lines.append(
           f"| {backup} | {algo} | {len(mine)} | {len(reached)}/{len(mine)} | "
-          f"{figure(reached, digits=0)} | "
-          f"{figure([float(r['final_search_error_mean']) for r in mine], 100.0)} | "
-          f"{figure([float(r['positions']) / float(r['cpu_s']) for r in mine], digits=0)} | "
-          f"{figure(steps) if steps else '-'} ({len(steps)}/{len(ranked)}) | "
+          f"{_interval_text(reached, digits=0)} | "
+          f"{_interval_text([float(r['final_search_error_mean']) for r in mine], 100.0)} | "
+          f"{_interval_text([float(r['positions']) / float(r['cpu_s']) for r in mine], digits=0)}"
+          " | "
+          f"{_interval_text(steps) if steps else '-'} ({len(steps)}/{len(ranked)}) | "
           f"{paper[0]}, {paper[1]}, {paper[2]} |")
   return "\n".join(lines)
 
@@ -402,6 +406,9 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
 _DIAGNOSES = (("own", None, None), ("large_85", "large", 85), ("large_35", "large", 35),
               ("small_50", "small", 50), ("policy_large", "large", 0),
               ("policy_small", "small", 0))
+_DIAGNOSIS_TITLES = dict(own="own search", large_85="large alone, 85",
+                         large_35="large alone, 35", small_50="small alone, 50",
+                         policy_large="large policy", policy_small="small policy")
 DIAGNOSIS_FIELDS = ("algo", "backup", "seed", "iteration", "cpu_s", "evaluator",
                     "search_error_mean", "value_sign_error_mean")
 
@@ -470,6 +477,32 @@ def recipe_diagnosis(out: str, seeds, diagnosis_csv: str, cpu_budget: float) -> 
     _write_csv(diagnosis_csv, rows, DIAGNOSIS_FIELDS)
     print(f"{algo}_{backup}_s{seed}: diagnosed", flush=True)
   return rows
+
+
+def diagnosis_summary(diagnosis_csv: str) -> str:
+  """The Markdown table of `--recipe-diagnose`'s rows, one row per cell:
+  mean error % under each evaluator (value sign: each head's raw value),
+  95% Student-t intervals over seeds."""
+  with open(diagnosis_csv, newline="") as f:
+    rows = list(csv.DictReader(f))
+  names = [name for name, _, _ in _DIAGNOSES]
+  lines = ["| backup | algorithm | runs | " + " | ".join(_DIAGNOSIS_TITLES[n] for n in names)
+           + " | value sign, large | value sign, small |", "|---" * (len(names) + 5) + "|"]
+  for backup in BACKUPS:
+    for algo in ALGOS:
+      mine = [r for r in rows if (r["algo"], r["backup"]) == (algo, backup)]
+      if not mine:
+        continue
+
+      def cell(name, column="search_error_mean", mine=mine):
+        return _interval_text([float(r[column]) for r in mine
+                               if r["evaluator"] == name and r[column] != ""], 100.0)
+
+      lines.append(f"| {backup} | {algo} | {len({r['seed'] for r in mine})} | "
+                   + " | ".join(cell(n) for n in names) + " | "
+                   + " | ".join(cell(f"policy_{h}", "value_sign_error_mean")
+                                for h in ("large", "small")) + " |")
+  return "\n".join(lines)
 
 
 def _write_csv(path, rows, fields):
@@ -761,6 +794,8 @@ def main(argv=None):
   if args.recipe_diagnose:
     rows = recipe_diagnosis(args.out, args.seed, args.diagnosis_csv, args.cpu_budget)
     print(f"{len(rows)} rows: {args.diagnosis_csv}")
+    if rows:
+      print(diagnosis_summary(args.diagnosis_csv))
     return
   if args.recipe_rank:
     for algo in ALGOS:

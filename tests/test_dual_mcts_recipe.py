@@ -166,3 +166,11 @@ def test_recipe_diagnosis_reproduces_the_runs_own_evaluation(tmp_path):
   again = dual_mcts.recipe_diagnosis(str(tmp_path), [0], str(diagnosis), cpu_budget=3600.0)
   assert [r["evaluator"] for r in again] == [r["evaluator"] for r in rows]
   assert again[0]["search_error_mean"] == str(by_name["own"]["search_error_mean"])
+  # The summary: one cell, one seed, no small head.
+  lines = dual_mcts.diagnosis_summary(str(diagnosis)).splitlines()
+  assert len(lines) == 3
+  cells = [c.strip() for c in lines[2].strip("|").split("|")]
+  own = f"{100 * by_name['own']['search_error_mean']:.1f}"
+  assert cells[:5] == ["tree", "alphazero", "1", own, own]
+  assert cells[6:8] == ["-", f"{100 * by_name['policy_large']['search_error_mean']:.1f}"]
+  assert cells[8:] == ["-", f"{100 * by_name['policy_large']['value_sign_error_mean']:.1f}", "-"]
