@@ -358,6 +358,12 @@ def plot_recipe_curves(keep: str, path: str) -> None:
   plt.close(fig)
 
 
+def _finished(cpu_s, cpu_budget: float) -> bool:
+  """Whether a run that has spent `cpu_s` reached its CPU budget (the
+  last iteration may stop up to 1% short of it)."""
+  return float(cpu_s) >= 0.99 * cpu_budget
+
+
 def _interval_text(values, scale=1.0, digits=1) -> str:
   """"mean [low, high]" over seeds (`evaluation.seed_interval`), "mean"
   with one value, "-" with none."""
@@ -374,7 +380,7 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
   their CPU budget, one row per cell: 95% Student-t intervals over seeds
   (`evaluation.seed_interval`), beside the Dual MCTS paper's Connect-4 row."""
   with open(table_csv, newline="") as f:
-    runs = [r for r in csv.DictReader(f) if float(r["cpu_s"]) >= 0.99 * cpu_budget]
+    runs = [r for r in csv.DictReader(f) if _finished(r["cpu_s"], cpu_budget)]
 
   lines = ["| backup | algorithm | runs | reached 5% | CPU s to 5% | final search error % | "
            "positions / CPU s | steps to conv. | Dual MCTS paper: time/step s, steps, "
@@ -450,12 +456,10 @@ def diagnose_recipe_run(directory: str, algo: str, backup: str, seed: int) -> li
     value_sign = ""
     if head is not None and not simulations:
       values = ground_truth.connect4_value_errors(heads[head], variables, rng, **limits)
-      value_sign = round(float(np.mean([values[f"c4_sign_error_{s}"]
-                                        for s in ground_truth.C4_SETS])), 4)
+      value_sign = round(evaluation.mean_c4_error(values, "c4_sign_error"), 4)
     rows.append(dict(algo=algo, backup=backup, seed=seed, iteration=iteration,
                      cpu_s=round(cpu_s.get(iteration, math.nan), 1), evaluator=name,
-                     search_error_mean=round(float(np.mean(
-                         [errors[f"c4_error_{s}"] for s in ground_truth.C4_SETS])), 4),
+                     search_error_mean=round(evaluation.mean_c4_error(errors, "c4_error"), 4),
                      value_sign_error_mean=value_sign))
   return rows
 
@@ -471,7 +475,7 @@ def recipe_diagnosis(out: str, seeds, diagnosis_csv: str, cpu_budget: float) -> 
   done = {(r["algo"], r["backup"], int(r["seed"])) for r in rows}
   for algo, backup, seed, metrics in recipe_runs(out):
     if (seed not in seeds or (algo, backup, seed) in done
-        or float(metrics[-1]["cpu_s"]) < 0.99 * cpu_budget):
+        or not _finished(metrics[-1]["cpu_s"], cpu_budget)):
       continue
     rows += diagnose_recipe_run(recipe_dir(out, algo, backup, seed), algo, backup, seed)
     _write_csv(diagnosis_csv, rows, DIAGNOSIS_FIELDS)
