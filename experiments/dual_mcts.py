@@ -6,6 +6,7 @@
   python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
   python -m experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
   python -m experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
+  python -m experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablation
   python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
   python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
   python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
@@ -57,6 +58,10 @@ network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
 and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
 reads the rows from: the table outlives the run folders (checkpoints and
 snapshots stay with the runs, so rank a run before its folder goes).
+`--algo alphazero_noreuse` (with `--recipe` only) is an ablation of the
+recipe's one asymmetry: AlphaZero's self-play keeps the played child's
+subgraph between moves, the two searches' starts every move afresh; this
+AlphaZero starts afresh too. Its runs get rows of their own in the tables.
 `--recipe-diagnose` adds to `--diagnosis-csv`
 (docs/dual_mcts/connect4_diagnosis.csv) each finished run's last snapshot
 measured under other evaluators: its own evaluation search, each head
@@ -92,6 +97,10 @@ from learning import cli
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")
+# `--recipe` also runs this ablation: AlphaZero whose self-play starts every
+# move afresh, as the two searches' does (the recipe otherwise keeps the
+# played child's subgraph, `reuse_graph`).
+RECIPE_ALGOS = ALGOS + ("alphazero_noreuse",)
 BACKUPS = ("tree", "mcgs")
 CONVERGED = 0.9
 # States of each game, for the sliding window (HSR and Nim: counted by
@@ -167,6 +176,8 @@ def searches(game: str, algo: str, backup: str, small: int = 50, large: int = 35
 def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0) -> dict:
   """The `--config` fields of one `--recipe` run over Connect-4's defaults
   (see the module docstring)."""
+  if algo == "alphazero_noreuse":
+    return dict(recipe_config("alphazero", backup, seed, eval_every_s), reuse_graph=False)
   fields = dict(seed=seed, eval_every_s=eval_every_s, eval_positions=100,
                 **searches("connect4", algo, backup))
   if algo == "alphazero":
@@ -262,7 +273,7 @@ def _steps_to_convergence(directory: str):
 def recipe_runs(out: str):
   """(algo, backup, seed, metrics rows) of each `--recipe` run under `out`
   that has a metrics file, in the cells' order."""
-  for algo in ALGOS:
+  for algo in RECIPE_ALGOS:
     for backup in BACKUPS:
       for seed in range(10):
         path = os.path.join(recipe_dir(out, algo, backup, seed), "metrics.csv")
@@ -320,7 +331,7 @@ def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dic
     with open(table_csv, newline="") as f:
       rows += [r for r in csv.DictReader(f)
                if (r["algo"], r["backup"], int(r["seed"])) not in have]
-  order = {(a, b): i for i, (a, b) in enumerate((a, b) for a in ALGOS for b in BACKUPS)}
+  order = {(a, b): i for i, (a, b) in enumerate((a, b) for a in RECIPE_ALGOS for b in BACKUPS)}
   rows.sort(key=lambda r: (int(r["seed"]), order[r["algo"], r["backup"]]))
   _write_csv(table_csv, rows, RECIPE_FIELDS)
   plot_recipe_curves(keep, os.path.join(os.path.dirname(table_csv) or ".",
@@ -336,7 +347,7 @@ def plot_recipe_curves(keep: str, path: str) -> None:
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-  colours = dict(zip(ALGOS, ("tab:blue", "tab:orange", "tab:green")))
+  colours = dict(zip(RECIPE_ALGOS, ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
   labelled = set()
   for algo, backup, _, metrics in recipe_runs(keep):
     label = None if (algo, backup) in labelled else f"{algo}, {backup}"
@@ -386,7 +397,7 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
            "positions / CPU s | steps to conv. | Dual MCTS paper: time/step s, steps, "
            "time to conv. s |", "|---|---|---|---|---|---|---|---|---|"]
   for backup in BACKUPS:
-    for algo in ALGOS:
+    for algo in RECIPE_ALGOS:
       mine = [r for r in runs if (r["algo"], r["backup"]) == (algo, backup)]
       if not mine:
         continue
@@ -394,7 +405,7 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
       steps = [float(r["steps_to_convergence"]) for r in mine
                if r["steps_to_convergence"] not in ("", "not converged")]
       ranked = [r for r in mine if r["steps_to_convergence"]]
-      paper = SEED_TABLE[("connect4", algo)]
+      paper = SEED_TABLE.get(("connect4", algo), ("-",) * 3)
       lines.append(
           f"| {backup} | {algo} | {len(mine)} | {len(reached)}/{len(mine)} | "
           f"{_interval_text(reached, digits=0)} | "
@@ -493,7 +504,7 @@ def diagnosis_summary(diagnosis_csv: str) -> str:
   lines = ["| backup | algorithm | runs | " + " | ".join(_DIAGNOSIS_TITLES[n] for n in names)
            + " | value sign, large | value sign, small |", "|---" * (len(names) + 5) + "|"]
   for backup in BACKUPS:
-    for algo in ALGOS:
+    for algo in RECIPE_ALGOS:
       mine = [r for r in rows if (r["algo"], r["backup"]) == (algo, backup)]
       if not mine:
         continue
@@ -752,7 +763,8 @@ def main(argv=None):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--game", choices=GAMES)
-  parser.add_argument("--algo", choices=ALGOS)
+  parser.add_argument("--algo", choices=RECIPE_ALGOS,
+                      help="the algorithm (alphazero_noreuse: --recipe's ablation only)")
   parser.add_argument("--backup", choices=BACKUPS, default="tree")
   parser.add_argument("--seed", type=int, nargs="+", default=[0])
   parser.add_argument("--steps", type=int, default=15, help="training steps per cell")
@@ -802,7 +814,7 @@ def main(argv=None):
       print(diagnosis_summary(args.diagnosis_csv))
     return
   if args.recipe_rank:
-    for algo in ALGOS:
+    for algo in RECIPE_ALGOS:
       for backup in BACKUPS:
         for seed in args.seed:
           directory = recipe_dir(args.out, algo, backup, seed)
@@ -836,6 +848,8 @@ def main(argv=None):
     return
   if args.game is None or args.algo is None:
     parser.error("--game and --algo are needed (or --table)")
+  if args.algo not in ALGOS:
+    parser.error(f"--algo {args.algo} runs only with --recipe")
   for seed in args.seed:
     summary = run_cell(args.out, args.game, args.algo, args.backup, seed, args.steps,
                        args.games_per_pair, args.channels, args.players)

@@ -42,6 +42,26 @@ def test_recipe_configs_keep_the_papers_budgets(algo, backup):
     assert small.backup_window > 1
 
 
+@pytest.mark.parametrize("backup", dual_mcts.BACKUPS)
+def test_the_noreuse_ablation_is_alphazero_starting_every_move_afresh(backup):
+  ablation = dual_mcts.recipe_config("alphazero_noreuse", backup, 3)
+  alphazero = dual_mcts.recipe_config("alphazero", backup, 3)
+  assert ablation == dict(alphazero, reuse_graph=False)
+  assert config_lib.default_config("connect4").reuse_graph
+  config = config_lib.replace(config_lib.default_config("connect4"), **ablation)
+  assert not config.selfplay_config().reuse_graph
+  assert config_lib.replace(config_lib.default_config("connect4"),
+                            **alphazero).selfplay_config().reuse_graph
+  assert (dual_mcts.recipe_dir("out", "alphazero_noreuse", backup, 3)
+          != dual_mcts.recipe_dir("out", "alphazero", backup, 3))
+
+
+def test_the_ablation_runs_only_with_recipe(capsys):
+  with pytest.raises(SystemExit):
+    dual_mcts.main(["--game", "nim:3,20", "--algo", "alphazero_noreuse"])
+  assert "--algo alphazero_noreuse runs only with --recipe" in capsys.readouterr().err
+
+
 def _write_run(directory):
   directory.mkdir(parents=True)
   sets = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
@@ -121,12 +141,16 @@ def test_recipe_summary_intervals_over_finished_runs(tmp_path):
     rows.append(row)
   # A run short of its budget (still training) is left out.
   rows.append(dict(rows[0], algo="mpv", cpu_s="100.0"))
+  # The ablation has a row of its own, after the paper's three, with no paper figures.
+  rows.append(dict(rows[0], algo="alphazero_noreuse"))
   with open(table, "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=dual_mcts.RECIPE_FIELDS)
     writer.writeheader()
     writer.writerows(rows)
   lines = dual_mcts.recipe_summary(str(table), cpu_budget=3600.0).splitlines()
-  assert len(lines) == 3
+  assert len(lines) == 4
+  ablation = [c.strip() for c in lines[3].strip("|").split("|")]
+  assert ablation[:3] + ablation[8:] == ["mcgs", "alphazero_noreuse", "1", "-, -, -"]
   cells = [c.strip() for c in lines[2].strip("|").split("|")]
   # Errors 4, 5, 6 %: mean 5, t(2) 4.303 * 1 / sqrt(3) = 2.484 either side.
   assert cells[:6] == ["mcgs", "dual", "3", "2/3", "1500 [-4853, 7853]", "5.0 [2.5, 7.5]"]
