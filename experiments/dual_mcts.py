@@ -320,10 +320,13 @@ def keep_recipe_runs(out: str, keep: str) -> None:
         shutil.copyfile(os.path.join(directory, name), os.path.join(target, name))
 
 
-def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dict]:
+def recipe_table(out: str, keep: str, table_csv: str, target: float,
+                 cpu_budget: float = 3600.0) -> list[dict]:
   """`--recipe-table`: keeps the runs under `out` in `keep`, then writes one
   row per kept run to `table_csv`, where a row already there whose run is
-  kept nowhere (its folder lost before it was kept) stays as it was."""
+  kept nowhere (its folder lost before it was kept) stays as it was, and
+  draws the runs that reached `cpu_budget` (`plot_recipe_curves`) beside
+  it."""
   keep_recipe_runs(out, keep)
   rows = recipe_rows(keep, target)
   have = {(r["algo"], r["backup"], int(r["seed"])) for r in rows}
@@ -335,35 +338,54 @@ def recipe_table(out: str, keep: str, table_csv: str, target: float) -> list[dic
   rows.sort(key=lambda r: (int(r["seed"]), order[r["algo"], r["backup"]]))
   _write_csv(table_csv, rows, RECIPE_FIELDS)
   plot_recipe_curves(keep, os.path.join(os.path.dirname(table_csv) or ".",
-                                        "connect4_curves.png"))
+                                        "connect4_curves.png"), cpu_budget)
   return rows
 
 
-def plot_recipe_curves(keep: str, path: str) -> None:
-  """The kept `--recipe` runs' mean search and policy errors on Pons' sets
-  against CPU seconds (one line per run: colour the algorithm, dashed the
-  graph) into `path`."""
+def recipe_curves(keep: str, cpu_budget: float) -> dict:
+  """{(algo, backup): [seeds, evaluations, 3]} of the kept `--recipe` runs
+  that reached `cpu_budget`: per evaluation, its CPU seconds and mean search
+  and policy error % on Pons' sets; a cell's runs cut to its shortest
+  (every run evaluates on the same CPU-second schedule)."""
+  cells = {}
+  for algo, backup, _, metrics in recipe_runs(keep):
+    if not _finished(metrics[-1]["cpu_s"], cpu_budget):
+      continue
+    points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, "search_c4_error"),
+               100 * evaluation.mean_c4_error(r, "policy_c4_error")) for r in metrics]
+    cells.setdefault((algo, backup), []).append([p for p in points if not math.isnan(p[1])])
+  return {cell: np.array([points[:min(map(len, runs))] for points in runs])
+          for cell, runs in cells.items()}
+
+
+def plot_recipe_curves(keep: str, path: str, cpu_budget: float = 3600.0) -> None:
+  """`recipe_curves` into `path`: per cell the mean over seeds against CPU
+  seconds, shaded between the seeds' lowest and highest; colour the
+  algorithm, dashed the graph."""
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
   colours = dict(zip(RECIPE_ALGOS, ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
-  labelled = set()
-  for algo, backup, _, metrics in recipe_runs(keep):
-    label = None if (algo, backup) in labelled else f"{algo}, {backup}"
-    labelled.add((algo, backup))
-    for ax, kind in zip(axes, ("search", "policy")):
-      points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, f"{kind}_c4_error"))
-                for r in metrics]
-      points = [p for p in points if not math.isnan(p[1])]
-      ax.plot(*zip(*points), color=colours[algo], alpha=0.8, marker=".",
-              linestyle="--" if backup == "mcgs" else "-", label=label)
+  cells = recipe_curves(keep, cpu_budget)
+  for (algo, backup), curves in cells.items():
+    seeds = len(curves)
+    cpu_s = curves[:, :, 0].mean(axis=0)
+    for ax, column in zip(axes, (1, 2)):
+      ax.plot(cpu_s, curves[:, :, column].mean(axis=0), color=colours[algo], marker=".",
+              linestyle="--" if backup == "mcgs" else "-",
+              label=f"{algo}, {backup} ({seeds} seed{'s' * (seeds > 1)})")
+      if seeds > 1:
+        ax.fill_between(cpu_s, curves[:, :, column].min(axis=0),
+                        curves[:, :, column].max(axis=0), color=colours[algo], alpha=0.1)
   for ax, kind in zip(axes, ("search", "policy")):
     ax.set_xlabel("CPU seconds")
-    ax.set_title(f"{kind} error, mean of Pons' 6 sets (100 positions each)")
+    ax.set_title(f"{kind} error on Pons' 6 sets (mean over seeds; band: their range)",
+                 fontsize=10)
     ax.grid(alpha=0.3)
-  axes[0].set_ylabel("% of positions")
-  axes[0].legend()
+  axes[0].set_ylabel("% of positions (100 per set)")
+  if cells:
+    axes[0].legend(fontsize=8)
   fig.tight_layout()
   fig.savefig(path, dpi=90)
   plt.close(fig)
@@ -826,7 +848,7 @@ def main(argv=None):
     print(recipe_summary(args.table_csv, args.cpu_budget))
     return
   if args.recipe_table:
-    rows = recipe_table(args.out, args.keep, args.table_csv, args.target)
+    rows = recipe_table(args.out, args.keep, args.table_csv, args.target, args.cpu_budget)
     print(f"{len(rows)} runs: {args.table_csv} (runs kept in {args.keep})")
     return
   if args.recipe:

@@ -6,6 +6,7 @@ import json
 import shutil
 
 import jax
+import numpy as np
 import pytest
 
 from experiments import dual_mcts
@@ -62,7 +63,7 @@ def test_the_ablation_runs_only_with_recipe(capsys):
   assert "--algo alphazero_noreuse runs only with --recipe" in capsys.readouterr().err
 
 
-def _write_run(directory):
+def _write_run(directory, search=(0.08, 0.04, 0.03), last_cpu_s=700.0):
   directory.mkdir(parents=True)
   sets = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
   fields = ["iteration", "cpu_s", "positions_total"] + [
@@ -71,9 +72,9 @@ def _write_run(directory):
     writer = csv.writer(f)
     writer.writerow(fields)
     writer.writerow([1, 100.0, 1000] + [""] * 12)
-    writer.writerow([2, 300.0, 3000] + [0.08] * 6 + [0.2] * 6)
-    writer.writerow([3, 600.0, 6000] + [0.04] * 6 + [0.1] * 6)
-    writer.writerow([4, 700.0, 7000] + [0.03] * 6 + [0.1] * 6)
+    writer.writerow([2, 300.0, 3000] + [search[0]] * 6 + [0.2] * 6)
+    writer.writerow([3, 600.0, 6000] + [search[1]] * 6 + [0.1] * 6)
+    writer.writerow([4, last_cpu_s, 7000] + [search[2]] * 6 + [0.1] * 6)
   (directory / "config.json").write_text("{}")
   (directory / "ranks.csv").write_text("a,b,score\n")
 
@@ -97,6 +98,25 @@ def test_recipe_rows_time_to_target(tmp_path):
       "not converged")
 
 
+def test_recipe_curves_average_the_finished_seeds(tmp_path):
+  recipe = tmp_path / "connect4_recipe"
+  _write_run(recipe / "mpv_tree_s0")
+  _write_run(recipe / "mpv_tree_s1", search=(0.10, 0.06, 0.05), last_cpu_s=710.0)
+  _write_run(recipe / "mpv_tree_s2", search=(0.5, 0.5, 0.5), last_cpu_s=500.0)  # unfinished
+  _write_run(recipe / "dual_mcgs_s0")
+  curves = dual_mcts.recipe_curves(str(tmp_path), cpu_budget=700.0)
+  assert sorted(curves) == [("dual", "mcgs"), ("mpv", "tree")]
+  mpv = curves[("mpv", "tree")]
+  assert mpv.shape == (2, 3, 3)
+  np.testing.assert_allclose(mpv.mean(axis=0), [[300.0, 9.0, 20.0], [600.0, 5.0, 10.0],
+                                                [705.0, 4.0, 10.0]])
+  assert curves[("dual", "mcgs")].shape == (1, 3, 3)
+  assert dual_mcts.recipe_curves(str(tmp_path), cpu_budget=3600.0) == {}
+  path = tmp_path / "curves.png"
+  dual_mcts.plot_recipe_curves(str(tmp_path), str(path), cpu_budget=700.0)
+  assert path.stat().st_size > 0
+
+
 def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
   out, keep, table = tmp_path / "runs", tmp_path / "docs", tmp_path / "docs" / "runs.csv"
   _write_run(out / "connect4_recipe" / "dual_mcgs_s1")
@@ -112,7 +132,7 @@ def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
     writer.writerows([stale, lost])
 
   assert dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
-                         "--table-csv", str(table)]) is None
+                         "--table-csv", str(table), "--cpu-budget", "700"]) is None
   kept = keep / "connect4_recipe" / "dual_mcgs_s1"
   assert sorted(p.name for p in kept.iterdir()) == ["config.json", "metrics.csv"]
   with open(table, newline="") as f:
