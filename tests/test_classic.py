@@ -16,7 +16,6 @@ from mcgs_jax import depth_i
 from mcgs_jax import expansion_policy
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import rave
-from mcgs_jax import selection
 from tests import fake_evals
 
 ENV = envs.make("tictactoe")

@@ -2,7 +2,6 @@
 position key): a ring game whose positions come back forever."""
 
 import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp

@@ -3,9 +3,6 @@ leave out path-dependent rules (pgx "position" keys of chess, go,
 animal_shogi; an mctx `key_fn` declared inexact) make `search` refuse it."""
 
 import jax
-import jax.numpy as jnp
-import mctx
-import numpy as np
 import pytest
 
 import envs

@@ -14,7 +14,6 @@ import mcgs_jax
 from envs import nim
 from tests import invariants
 from mcgs_jax import backup as backup_lib
-from mcgs_jax import selection
 from tests.fake_evals import NaNEval, RandomEval
 from tests import variants
 
