@@ -54,8 +54,8 @@ writes one row per run (CPU seconds to `--target` mean search error, the
 final error, and the steps to convergence that `--recipe-rank` measures:
 each evaluation's snapshot against every earlier one and the untrained
 network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
-(docs/dual_mcts/connect4_runs.csv), after copying each run's metrics, config
-and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
+(docs/dual_mcts/connect4_runs.csv), after copying each run's metrics
+(thinned: every evaluation, every 20th iteration), config and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
 reads the rows from: the table outlives the run folders (checkpoints and
 snapshots stay with the runs, so rank a run before its folder goes).
 `--algo alphazero_noreuse` (with `--recipe` only) is an ablation of the
@@ -303,21 +303,37 @@ def recipe_rows(out: str, target: float) -> list[dict]:
 
 # What `--recipe-table` keeps of a run in the docs: enough to redraw its
 # curves and its row without the run folder (checkpoints and snapshots stay
-# with the run).
+# with the run), its metrics thinned (`thin_metrics`).
 _KEPT_FILES = ("metrics.csv", "config.json", "summary.json", "steps.csv")
+# Iterations between the kept metrics rows besides the evaluations.
+_KEPT_EVERY = 20
+
+
+def thin_metrics(rows: list[dict], every: int = _KEPT_EVERY) -> list[dict]:
+  """The metrics rows a kept run needs: every evaluation (its rows and
+  curves), the last row (its budget and positions) and one iteration in
+  `every` (the losses' course); a run's 5,000 rows would otherwise take
+  0.8 MB each in the repository."""
+  evaluated = lambda r: not math.isnan(evaluation.mean_c4_error(r, "search_c4_error"))
+  return [r for i, r in enumerate(rows)
+          if i == len(rows) - 1 or int(r["iteration"]) % every == 0 or evaluated(r)]
 
 
 def keep_recipe_runs(out: str, keep: str) -> None:
   """Copies each `--recipe` run's `_KEPT_FILES` under `out` to the same place
-  under `keep`."""
+  under `keep`, its metrics thinned."""
   for directory in sorted(glob.glob(os.path.join(out, "connect4_recipe", "*_s*"))):
     if not os.path.isdir(directory) or os.path.abspath(out) == os.path.abspath(keep):
       continue
     target = os.path.join(keep, "connect4_recipe", os.path.basename(directory))
     os.makedirs(target, exist_ok=True)
     for name in _KEPT_FILES:
-      if os.path.exists(os.path.join(directory, name)):
-        shutil.copyfile(os.path.join(directory, name), os.path.join(target, name))
+      source = os.path.join(directory, name)
+      if name == "metrics.csv" and os.path.exists(source):
+        rows = loop.read_metrics(source)
+        _write_csv(os.path.join(target, name), thin_metrics(rows), loop.metric_fields(rows))
+      elif os.path.exists(source):
+        shutil.copyfile(source, os.path.join(target, name))
 
 
 def recipe_table(out: str, keep: str, table_csv: str, target: float,

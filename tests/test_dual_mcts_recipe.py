@@ -13,6 +13,7 @@ from experiments import dual_mcts
 from learning import checkpoint
 from learning import config as config_lib
 from learning import evaluation
+from learning import ground_truth
 
 
 @pytest.mark.parametrize("algo", dual_mcts.ALGOS)
@@ -96,6 +97,17 @@ def test_recipe_rows_time_to_target(tmp_path):
   (directory / "summary.json").write_text('{"steps_to_converge": null}')
   assert dual_mcts.recipe_rows(str(tmp_path), target=0.05)[0]["steps_to_convergence"] == (
       "not converged")
+
+
+def test_kept_metrics_keep_every_evaluation_the_last_row_and_every_20th():
+  rows = [dict(iteration=str(i), cpu_s=str(i), search_c4_error_L3_R1="")
+          for i in range(1, 46)]
+  for name in ground_truth.C4_SETS:
+    rows[6][f"search_c4_error_{name}"] = "0.1"    # iteration 7 evaluated
+    rows[7][f"search_c4_error_{name}"] = ""
+  kept = dual_mcts.thin_metrics(rows)
+  assert [r["iteration"] for r in kept] == ["7", "20", "40", "45"]
+  assert kept[0] is rows[6]
 
 
 def test_recipe_curves_average_the_finished_seeds(tmp_path):
