@@ -55,7 +55,8 @@ final error, and the steps to convergence that `--recipe-rank` measures:
 each evaluation's snapshot against every earlier one and the untrained
 network, `--games-per-pair` games, alpha-rank as above) to `--table-csv`
 (docs/dual_mcts/connect4_runs.csv), after copying each run's metrics
-(thinned: every evaluation, every 20th iteration), config and rank summary to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
+(thinned: every evaluation, every 20th iteration), config and rank summary
+to `--keep`/connect4_recipe/ (docs/dual_mcts/), which it
 reads the rows from: the table outlives the run folders (checkpoints and
 snapshots stay with the runs, so rank a run before its folder goes).
 `--algo alphazero_noreuse` (with `--recipe` only) is an ablation of the
@@ -281,12 +282,17 @@ def recipe_runs(out: str):
           yield algo, backup, seed, loop.read_metrics(path)
 
 
+def _evaluated(row: dict) -> bool:
+  """Whether a metrics row holds an evaluation on Pons' sets."""
+  return not math.isnan(evaluation.mean_c4_error(row, "search_c4_error"))
+
+
 def recipe_rows(out: str, target: float) -> list[dict]:
   """One row (`RECIPE_FIELDS`) per `--recipe` run under `out`."""
   rows = []
   mean = lambda r, kind: evaluation.mean_c4_error(r, f"{kind}_c4_error")
   for algo, backup, seed, metrics in recipe_runs(out):
-    evaluated = [r for r in metrics if not math.isnan(mean(r, "search"))]
+    evaluated = [r for r in metrics if _evaluated(r)]
     reached = [r for r in evaluated if mean(r, "search") <= target + 1e-9]
     last = metrics[-1]
     rows.append(dict(
@@ -314,9 +320,8 @@ def thin_metrics(rows: list[dict], every: int = _KEPT_EVERY) -> list[dict]:
   curves), the last row (its budget and positions) and one iteration in
   `every` (the losses' course); a run's 5,000 rows would otherwise take
   0.8 MB each in the repository."""
-  evaluated = lambda r: not math.isnan(evaluation.mean_c4_error(r, "search_c4_error"))
   return [r for i, r in enumerate(rows)
-          if i == len(rows) - 1 or int(r["iteration"]) % every == 0 or evaluated(r)]
+          if i == len(rows) - 1 or int(r["iteration"]) % every == 0 or _evaluated(r)]
 
 
 def keep_recipe_runs(out: str, keep: str) -> None:
@@ -367,11 +372,15 @@ def recipe_curves(keep: str, cpu_budget: float) -> dict:
   for algo, backup, _, metrics in recipe_runs(keep):
     if not _finished(metrics[-1]["cpu_s"], cpu_budget):
       continue
-    points = [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, "search_c4_error"),
-               100 * evaluation.mean_c4_error(r, "policy_c4_error")) for r in metrics]
-    cells.setdefault((algo, backup), []).append([p for p in points if not math.isnan(p[1])])
-  return {cell: np.array([points[:min(map(len, runs))] for points in runs])
-          for cell, runs in cells.items()}
+    cells.setdefault((algo, backup), []).append(
+        [(float(r["cpu_s"]), 100 * evaluation.mean_c4_error(r, "search_c4_error"),
+          100 * evaluation.mean_c4_error(r, "policy_c4_error"))
+         for r in metrics if _evaluated(r)])
+  curves = {}
+  for cell, runs in cells.items():
+    evaluations = min(len(points) for points in runs)
+    curves[cell] = np.array([points[:evaluations] for points in runs])
+  return curves
 
 
 def plot_recipe_curves(keep: str, path: str, cpu_budget: float = 3600.0) -> None:
