@@ -6,7 +6,8 @@
   python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
   python -m experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
   python -m experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
-  python -m experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablation
+  python -m experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablations
+  python -m experiments.dual_mcts --recipe --algo alphazero_35 --backup tree
   python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
   python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
   python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
@@ -62,7 +63,10 @@ snapshots stay with the runs, so rank a run before its folder goes).
 `--algo alphazero_noreuse` (with `--recipe` only) is an ablation of the
 recipe's one asymmetry: AlphaZero's self-play keeps the played child's
 subgraph between moves, the two searches' starts every move afresh; this
-AlphaZero starts afresh too. Its runs get rows of their own in the tables.
+AlphaZero starts afresh too. `--algo alphazero_35` is that AlphaZero
+searching 35 simulations in self-play (T_L's budget, so its policy targets
+come from 35 visits as the two-search runs' large network's do) and still
+85 in its evaluations. Their runs get rows of their own in the tables.
 `--recipe-diagnose` adds to `--diagnosis-csv`
 (docs/dual_mcts/connect4_diagnosis.csv) each finished run's last snapshot
 measured under other evaluators: its own evaluation search, each head
@@ -98,10 +102,14 @@ from learning import cli
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")
-# `--recipe` also runs this ablation: AlphaZero whose self-play starts every
-# move afresh, as the two searches' does (the recipe otherwise keeps the
-# played child's subgraph, `reuse_graph`).
-RECIPE_ALGOS = ALGOS + ("alphazero_noreuse",)
+# `--recipe` also runs two ablations of AlphaZero, each over the one before:
+# self-play that starts every move afresh, as the two searches' does (the
+# recipe otherwise keeps the played child's subgraph, `reuse_graph`), and
+# then with T_L's 35 simulations instead of 85 (its policy targets come from
+# 35 visits, as the two-search runs' large network's do); both evaluate with
+# 85 as AlphaZero does.
+RECIPE_ABLATIONS = ("alphazero_noreuse", "alphazero_35")
+RECIPE_ALGOS = ALGOS + RECIPE_ABLATIONS
 BACKUPS = ("tree", "mcgs")
 CONVERGED = 0.9
 # States of each game, for the sliding window (HSR and Nim: counted by
@@ -179,6 +187,9 @@ def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0
   (see the module docstring)."""
   if algo == "alphazero_noreuse":
     return dict(recipe_config("alphazero", backup, seed, eval_every_s), reuse_graph=False)
+  if algo == "alphazero_35":
+    fields = recipe_config("alphazero_noreuse", backup, seed, eval_every_s)
+    return dict(fields, search=dict(fields["search"], num_simulations=35))
   fields = dict(seed=seed, eval_every_s=eval_every_s, eval_positions=100,
                 **searches("connect4", algo, backup))
   if algo == "alphazero":
@@ -391,7 +402,8 @@ def plot_recipe_curves(keep: str, path: str, cpu_budget: float = 3600.0) -> None
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-  colours = dict(zip(RECIPE_ALGOS, ("tab:blue", "tab:orange", "tab:green", "tab:grey")))
+  colours = dict(zip(RECIPE_ALGOS, ("tab:blue", "tab:orange", "tab:green", "tab:grey",
+                                    "tab:brown")))
   cells = recipe_curves(keep, cpu_budget)
   for (algo, backup), curves in cells.items():
     seeds = len(curves)
@@ -811,7 +823,8 @@ def main(argv=None):
                               formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--game", choices=GAMES)
   parser.add_argument("--algo", choices=RECIPE_ALGOS,
-                      help="the algorithm (alphazero_noreuse: --recipe's ablation only)")
+                      help="the algorithm (alphazero_noreuse, alphazero_35: --recipe's "
+                      "ablations only)")
   parser.add_argument("--backup", choices=BACKUPS, default="tree")
   parser.add_argument("--seed", type=int, nargs="+", default=[0])
   parser.add_argument("--steps", type=int, default=15, help="training steps per cell")
@@ -861,13 +874,11 @@ def main(argv=None):
       print(diagnosis_summary(args.diagnosis_csv))
     return
   if args.recipe_rank:
-    for algo in RECIPE_ALGOS:
-      for backup in BACKUPS:
-        for seed in args.seed:
-          directory = recipe_dir(args.out, algo, backup, seed)
-          if os.path.isdir(directory):
-            summary = rank_recipe_run(directory, args.games_per_pair, seed)
-            print(f"{directory}: {json.dumps(summary)}", flush=True)
+    for algo, backup, seed, _ in recipe_runs(args.out):
+      if seed in args.seed:
+        directory = recipe_dir(args.out, algo, backup, seed)
+        summary = rank_recipe_run(directory, args.games_per_pair, seed)
+        print(f"{directory}: {json.dumps(summary)}", flush=True)
     return
   if args.recipe_summary:
     print(recipe_summary(args.table_csv, args.cpu_budget))

@@ -58,10 +58,26 @@ def test_the_noreuse_ablation_is_alphazero_starting_every_move_afresh(backup):
           != dual_mcts.recipe_dir("out", "alphazero", backup, 3))
 
 
+@pytest.mark.parametrize("backup", dual_mcts.BACKUPS)
+def test_the_35_simulation_ablation_differs_from_noreuse_in_self_play_simulations_only(backup):
+  ablation = dual_mcts.recipe_config("alphazero_35", backup, 3)
+  noreuse = dual_mcts.recipe_config("alphazero_noreuse", backup, 3)
+  assert {k for k in ablation if ablation[k] != noreuse[k]} == {"search"}
+  assert ablation["search"] == dict(noreuse["search"], num_simulations=35)
+  config = config_lib.replace(config_lib.default_config("connect4"), **ablation)
+  assert config.search_config(noise=True).num_simulations == 35
+  assert config.search_config(noise=False).num_simulations == 85
+  assert not config.selfplay_config().reuse_graph
+
+
 def test_the_ablation_runs_only_with_recipe(capsys):
   with pytest.raises(SystemExit):
     dual_mcts.main(["--game", "nim:3,20", "--algo", "alphazero_noreuse"])
-  assert "--algo alphazero_noreuse runs only with --recipe" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    dual_mcts.main(["--game", "nim:3,20", "--algo", "alphazero_35"])
+  err = capsys.readouterr().err
+  assert "--algo alphazero_noreuse runs only with --recipe" in err
+  assert "--algo alphazero_35 runs only with --recipe" in err
 
 
 def _write_run(directory, search=(0.08, 0.04, 0.03), last_cpu_s=700.0):
@@ -97,6 +113,16 @@ def test_recipe_rows_time_to_target(tmp_path):
   (directory / "summary.json").write_text('{"steps_to_converge": null}')
   assert dual_mcts.recipe_rows(str(tmp_path), target=0.05)[0]["steps_to_convergence"] == (
       "not converged")
+
+
+def test_recipe_rank_visits_the_runs_of_the_seeds_asked(tmp_path, capsys):
+  recipe = tmp_path / "connect4_recipe"
+  _write_run(recipe / "dual_mcgs_s1")
+  _write_run(recipe / "mpv_tree_s0")
+  (recipe / "alphazero_tree_s1").mkdir()    # no metrics yet: nothing to rank
+  dual_mcts.main(["--recipe-rank", "--seed", "1", "--out", str(tmp_path)])
+  # Neither has snapshots, so each ranks to None.
+  assert capsys.readouterr().out.splitlines() == [f"{recipe / 'dual_mcgs_s1'}: null"]
 
 
 def test_kept_metrics_keep_every_evaluation_the_last_row_and_every_20th():
