@@ -224,6 +224,20 @@ RECIPE_FIELDS = ("algo", "backup", "seed", "cpu_s", "iterations", "positions", "
                  "final_policy_error_mean", "steps_to_convergence")
 
 
+def ranked_snapshots(directory: str, metrics: list[dict]) -> list[int]:
+  """The iterations of a `--recipe` run's snapshots that its metrics rows
+  hold an evaluation of, ascending. A run resumed by older code kept the
+  snapshots of iterations it then repeated; those are left out, in one
+  printed line."""
+  evaluated = {int(r["iteration"]) for r in metrics if _evaluated(r)}
+  found = evaluation.snapshot_iterations(directory)
+  stale = [i for i in found if i not in evaluated]
+  if stale:
+    print(f"{directory}: snapshots of iterations {stale} have no evaluation in metrics.csv; "
+          "left out", flush=True)
+  return [i for i in found if i in evaluated]
+
+
 def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0) -> dict | None:
   """The paper's convergence criterion over one `--recipe` run's snapshots
   (one per evaluation, `--eval-every-s` CPU seconds apart): each snapshot's
@@ -231,15 +245,15 @@ def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0) -> dict 
   both colours of random openings; alpha-rank over them as in the cells
   above. Resumable (`ranks.csv` keeps the games). Writes `steps.csv` and
   `summary.json` into the run; returns the summary (None: no snapshot)."""
-  snapshots = sorted(glob.glob(os.path.join(directory, "snapshots", "iteration_*.msgpack")))
-  if not snapshots:
+  metrics = loop.read_metrics(os.path.join(directory, "metrics.csv"))
+  iterations = ranked_snapshots(directory, metrics)
+  if not iterations:
     return None
+  snapshots = [evaluation.snapshot_path(directory, i) for i in iterations]
   config = checkpoint.load_config(directory)
   env, network, eval_fn = checkpoint.build_network(config)
   untrained = checkpoint.init_variables(network, env, jax.random.PRNGKey(config.seed))
-  cpu_s = {int(r["iteration"]): float(r["cpu_s"])
-           for r in loop.read_metrics(os.path.join(directory, "metrics.csv"))}
-  iterations = [int(os.path.basename(p)[len("iteration_"):-len(".msgpack")]) for p in snapshots]
+  cpu_s = {int(r["iteration"]): float(r["cpu_s"]) for r in metrics}
 
   def agent(t):
     params = untrained if t == 0 else checkpoint.read_variables(snapshots[t - 1], untrained)

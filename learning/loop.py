@@ -109,8 +109,8 @@ def compile_seconds() -> float:
 
 
 class CheckpointFallbackWarning(UserWarning):
-  """An unreadable checkpoint step was moved aside; the run resumed from an
-  earlier one."""
+  """An unreadable checkpoint step was moved aside, or snapshots written
+  after the checkpoint resumed from were removed."""
 
 
 def read_metrics(path: str) -> list[dict]:
@@ -295,6 +295,8 @@ class Run:
   def _start(self):
     template = self.initial_state()
     step, state, meta, self.notes = self.checkpoints.restore_latest(template)
+    if step is not None:
+      self.notes += self._drop_snapshots_after(step)
     for note in self.notes:
       warnings.warn(note, CheckpointFallbackWarning, stacklevel=3)
     metrics_path = os.path.join(self.directory, METRICS)
@@ -323,6 +325,19 @@ class Run:
       self._metric_fields = write_metrics(metrics_path, rows)
     state = self._place(state)
     return state, rows
+
+  def _drop_snapshots_after(self, step: int) -> list[str]:
+    """Removes the snapshots of iterations after checkpoint `step`: they come
+    from iterations the resumed run repeats, whose evaluations (scheduled by
+    CPU seconds) may fall elsewhere, and would sit beside the repeated
+    run's as evaluations no metrics row holds. One note, or none."""
+    stale = [i for i in evaluation.snapshot_iterations(self.directory) if i > step]
+    for iteration in stale:
+      os.remove(evaluation.snapshot_path(self.directory, iteration))
+    if not stale:
+      return []
+    return [f"removed the snapshots of iterations {stale} in {self.directory}/snapshots: "
+            f"written after checkpoint {step}, which the run resumes from"]
 
   def _warm_start(self, state):
     """Supervised steps on exactly labelled positions before self-play."""

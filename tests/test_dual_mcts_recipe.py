@@ -14,6 +14,7 @@ from learning import checkpoint
 from learning import config as config_lib
 from learning import evaluation
 from learning import ground_truth
+from learning import loop
 
 
 @pytest.mark.parametrize("algo", dual_mcts.ALGOS)
@@ -123,6 +124,20 @@ def test_recipe_rank_visits_the_runs_of_the_seeds_asked(tmp_path, capsys):
   dual_mcts.main(["--recipe-rank", "--seed", "1", "--out", str(tmp_path)])
   # Neither has snapshots, so each ranks to None.
   assert capsys.readouterr().out.splitlines() == [f"{recipe / 'dual_mcgs_s1'}: null"]
+
+
+def test_ranked_snapshots_are_the_evaluated_ones(tmp_path, capsys):
+  directory = tmp_path / "connect4_recipe" / "dual_mcgs_s1"
+  _write_run(directory)     # evaluations at iterations 2, 3 and 4
+  (directory / "snapshots").mkdir()
+  for iteration in (2, 3, 4, 5):   # 5: written before a resume repeated it
+    (directory / "snapshots" / f"iteration_{iteration:06d}.msgpack").write_bytes(b"")
+  metrics = loop.read_metrics(str(directory / "metrics.csv"))
+  assert dual_mcts.ranked_snapshots(str(directory), metrics) == [2, 3, 4]
+  assert "snapshots of iterations [5] have no evaluation" in capsys.readouterr().out
+  (directory / "snapshots" / "iteration_000005.msgpack").unlink()
+  assert dual_mcts.ranked_snapshots(str(directory), metrics) == [2, 3, 4]
+  assert capsys.readouterr().out == ""
 
 
 def test_kept_metrics_keep_every_evaluation_the_last_row_and_every_20th():

@@ -359,6 +359,29 @@ def test_sigkill_resume(tmp_path):
   assert (killed / checkpoint_lib.AGENT).read_bytes() == (straight / checkpoint_lib.AGENT).read_bytes()
 
 
+def test_a_resume_removes_the_snapshots_written_after_its_checkpoint(tmp_path):
+  """A run killed after an evaluation but before its checkpoint resumes
+  from the checkpoint: the snapshot of the lost iteration goes (the
+  repeated iteration writes its own), so every snapshot has its metrics
+  row."""
+  config = _config(eval_every=2, eval_simulations=4, checkpoint_every=3, keep_checkpoints=10)
+  _run(tmp_path, config, 3)
+  run = loop.Run(str(tmp_path), config)
+  run.step()                # iteration 4: evaluated, a snapshot, no checkpoint
+  run.checkpoints.close()   # killed here
+  run._lock.release()       # as the kernel releases a killed process's lock
+  assert evaluation.snapshot_iterations(str(tmp_path)) == [2, 4]
+  with pytest.warns(loop.CheckpointFallbackWarning, match=r"iterations \[4\].*checkpoint 3"):
+    run = loop.Run(str(tmp_path), config)
+  try:
+    assert evaluation.snapshot_iterations(str(tmp_path)) == [2]
+    run.step()
+    assert evaluation.snapshot_iterations(str(tmp_path)) == [2, 4]
+  finally:
+    run.close()
+  assert _iterations(tmp_path) == [1, 2, 3, 4]
+
+
 _EVALUATED = dict(eval_every=1, eval_simulations=4, arena_games=4, arena_simulations=4,
                   baseline_simulations=4)
 
