@@ -359,10 +359,12 @@ def keep_recipe_runs(out: str, keep: str) -> None:
     os.makedirs(target, exist_ok=True)
     for name in _KEPT_FILES:
       source = os.path.join(directory, name)
-      if name == "metrics.csv" and os.path.exists(source):
+      if not os.path.exists(source):
+        continue
+      if name == "metrics.csv":
         rows = loop.read_metrics(source)
         _write_csv(os.path.join(target, name), thin_metrics(rows), loop.metric_fields(rows))
-      elif os.path.exists(source):
+      else:
         shutil.copyfile(source, os.path.join(target, name))
 
 
