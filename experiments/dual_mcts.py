@@ -11,6 +11,7 @@
   python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
   python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
   python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
+  python -m experiments.dual_mcts --recipe-summary --per-run   # one row per run
   python -m experiments.dual_mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
@@ -492,6 +493,37 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
   return "\n".join(lines)
 
 
+def recipe_run_summary(table_csv: str, diagnosis_csv: str, cpu_budget: float) -> str:
+  """The Markdown table of the `--recipe` runs in `table_csv` that reached
+  their CPU budget, one row per run (cells in `recipe_summary`'s order,
+  then seeds): its final errors, speed and convergence step, and its last
+  network searched alone with 85 simulations ("-" before `--recipe-diagnose`
+  has a row for it in `diagnosis_csv`)."""
+  with open(table_csv, newline="") as f:
+    runs = [r for r in csv.DictReader(f) if _finished(r["cpu_s"], cpu_budget)]
+  large_85 = {}
+  if os.path.exists(diagnosis_csv):
+    with open(diagnosis_csv, newline="") as f:
+      large_85 = {(r["algo"], r["backup"], r["seed"]): float(r["search_error_mean"])
+                  for r in csv.DictReader(f) if r["evaluator"] == "large_85"}
+  order = {cell: i for i, cell in enumerate(
+      (backup, algo) for backup in BACKUPS for algo in RECIPE_ALGOS)}
+  runs.sort(key=lambda r: (order[r["backup"], r["algo"]], int(r["seed"])))
+  lines = ["| backup | algorithm | seed | final search error % | final policy error % | "
+           "positions / CPU s | steps to conv. | large alone, 85 % |",
+           "|---|---|---|---|---|---|---|---|"]
+  for r in runs:
+    alone = large_85.get((r["algo"], r["backup"], r["seed"]))
+    lines.append(
+        f"| {r['backup']} | {r['algo']} | {r['seed']} | "
+        f"{100 * float(r['final_search_error_mean']):.1f} | "
+        f"{100 * float(r['final_policy_error_mean']):.1f} | "
+        f"{float(r['positions']) / float(r['cpu_s']):.0f} | "
+        f"{r['steps_to_convergence'] or '-'} | "
+        f"{'-' if alone is None else f'{100 * alone:.1f}'} |")
+  return "\n".join(lines)
+
+
 # `--recipe-diagnose`: each evaluator of a run's last snapshot, as
 # (name, head, simulations): a plain search on one head, or with 0 the
 # head's raw policy; "own" is the run's own evaluation search.
@@ -867,6 +899,9 @@ def main(argv=None):
                       help="write the --recipe runs' rows to docs/dual_mcts/connect4_runs.csv")
   parser.add_argument("--recipe-summary", action="store_true",
                       help="print the Markdown table of the finished --recipe runs in --table-csv")
+  parser.add_argument("--per-run", action="store_true",
+                      help="--recipe-summary: one row per run (with its large network "
+                      "alone from --diagnosis-csv) instead of one per cell")
   parser.add_argument("--table-csv",
                       default=os.path.join("docs", "dual_mcts", "connect4_runs.csv"),
                       help="--recipe-table: the CSV written")
@@ -897,7 +932,8 @@ def main(argv=None):
         print(f"{directory}: {json.dumps(summary)}", flush=True)
     return
   if args.recipe_summary:
-    print(recipe_summary(args.table_csv, args.cpu_budget))
+    print(recipe_run_summary(args.table_csv, args.diagnosis_csv, args.cpu_budget)
+          if args.per_run else recipe_summary(args.table_csv, args.cpu_budget))
     return
   if args.recipe_table:
     rows = recipe_table(args.out, args.keep, args.table_csv, args.target, args.cpu_budget)

@@ -232,6 +232,41 @@ def test_recipe_summary_intervals_over_finished_runs(tmp_path):
   assert cells[8] == "15.32, 12, 183.84"
 
 
+def test_recipe_run_summary_one_row_per_finished_run(tmp_path):
+  table = tmp_path / "runs.csv"
+  rows = []
+  for algo, backup, seed, error, steps in [("dual", "tree", 1, "0.135", "0"),
+                                           ("alphazero", "tree", 0, "0.08", "5"),
+                                           ("alphazero", "mcgs", 0, "0.1", ""),
+                                           ("dual", "tree", 0, "0.14", "9")]:
+    row = dict.fromkeys(dual_mcts.RECIPE_FIELDS, "")
+    row.update(algo=algo, backup=backup, seed=seed, cpu_s="3600.0", positions="7200000",
+               final_search_error_mean=error, final_policy_error_mean="0.2",
+               steps_to_convergence=steps)
+    rows.append(row)
+  rows.append(dict(rows[0], seed=2, cpu_s="100.0"))  # still training: left out
+  with open(table, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=dual_mcts.RECIPE_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+  diagnosis = tmp_path / "diagnosis.csv"
+  with open(diagnosis, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=dual_mcts.DIAGNOSIS_FIELDS)
+    writer.writeheader()
+    for evaluator, error in [("own", "0.135"), ("large_85", "0.1133"), ("small_50", "0.15")]:
+      writer.writerow(dict.fromkeys(dual_mcts.DIAGNOSIS_FIELDS, "") | dict(
+          algo="dual", backup="tree", seed=1, evaluator=evaluator, search_error_mean=error))
+  dual_mcts.main(["--recipe-summary", "--per-run", "--table-csv", str(table),
+                  "--diagnosis-csv", str(diagnosis)])
+  lines = dual_mcts.recipe_run_summary(str(table), str(diagnosis), 3600.0).splitlines()
+  cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+  # Tree before graph, AlphaZero before Dual MCTS, seeds ascending.
+  assert [c[:3] for c in cells] == [["tree", "alphazero", "0"], ["tree", "dual", "0"],
+                                    ["tree", "dual", "1"], ["mcgs", "alphazero", "0"]]
+  assert cells[2][3:] == ["13.5", "20.0", "2000", "0", "11.3"]
+  assert cells[3][6:] == ["-", "-"]  # not ranked, not diagnosed
+
+
 def test_recipe_diagnosis_reproduces_the_runs_own_evaluation(tmp_path):
   """An AlphaZero run's own evaluation search is the large network searched
   alone with 85 simulations: the two rows agree, and the diagnosis of a run
