@@ -202,7 +202,7 @@ def recipe_config(algo: str, backup: str, seed: int, eval_every_s: float = 300.0
               network_kwargs=dict(width=64, small_head_after=2, num_layers=4))
 
 
-def recipe_dir(out: str, algo: str, backup: str, seed: int) -> str:
+def recipe_dir(out: str, algo: str, backup: str, seed: int | str) -> str:
   return os.path.join(out, "connect4_recipe", f"{algo}_{backup}_s{seed}")
 
 
@@ -239,14 +239,17 @@ def ranked_snapshots(directory: str, metrics: list[dict]) -> list[int]:
   return [i for i in found if i in evaluated]
 
 
-def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0) -> dict | None:
+def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0,
+                    metrics: list[dict] | None = None) -> dict | None:
   """The paper's convergence criterion over one `--recipe` run's snapshots
   (one per evaluation, `--eval-every-s` CPU seconds apart): each snapshot's
   raw network plays every earlier one and the untrained network (step 0),
   both colours of random openings; alpha-rank over them as in the cells
   above. Resumable (`ranks.csv` keeps the games). Writes `steps.csv` and
-  `summary.json` into the run; returns the summary (None: no snapshot)."""
-  metrics = loop.read_metrics(os.path.join(directory, "metrics.csv"))
+  `summary.json` into the run; returns the summary (None: no snapshot).
+  `metrics`: the run's metrics rows where the caller has read them."""
+  if metrics is None:
+    metrics = loop.read_metrics(os.path.join(directory, "metrics.csv"))
   iterations = ranked_snapshots(directory, metrics)
   if not iterations:
     return None
@@ -302,7 +305,10 @@ def recipe_runs(out: str):
   that has a metrics file, in the cells' order."""
   for algo in RECIPE_ALGOS:
     for backup in BACKUPS:
-      for seed in range(10):
+      prefix = recipe_dir(out, algo, backup, "")
+      seeds = sorted(int(path[len(prefix):]) for path in glob.glob(prefix + "*")
+                     if path[len(prefix):].isdigit())
+      for seed in seeds:
         path = os.path.join(recipe_dir(out, algo, backup, seed), "metrics.csv")
         if os.path.exists(path):
           yield algo, backup, seed, loop.read_metrics(path)
@@ -925,10 +931,10 @@ def main(argv=None):
       print(diagnosis_summary(args.diagnosis_csv))
     return
   if args.recipe_rank:
-    for algo, backup, seed, _ in recipe_runs(args.out):
+    for algo, backup, seed, metrics in recipe_runs(args.out):
       if seed in args.seed:
         directory = recipe_dir(args.out, algo, backup, seed)
-        summary = rank_recipe_run(directory, args.games_per_pair, seed)
+        summary = rank_recipe_run(directory, args.games_per_pair, seed, metrics)
         print(f"{directory}: {json.dumps(summary)}", flush=True)
     return
   if args.recipe_summary:

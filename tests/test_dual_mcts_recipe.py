@@ -126,6 +126,17 @@ def test_recipe_rank_visits_the_runs_of_the_seeds_asked(tmp_path, capsys):
   assert capsys.readouterr().out.splitlines() == [f"{recipe / 'dual_mcgs_s1'}: null"]
 
 
+def test_recipe_runs_finds_every_seed_and_no_neighbouring_cell(tmp_path):
+  recipe = tmp_path / "connect4_recipe"
+  for name in ("alphazero_tree_s12", "alphazero_tree_s2", "alphazero_noreuse_tree_s0"):
+    _write_run(recipe / name)
+  (recipe / "alphazero_tree_s2.json").write_text("{}")   # a config beside a run
+  found = [(algo, backup, seed) for algo, backup, seed, _ in dual_mcts.recipe_runs(
+      str(tmp_path))]
+  assert found == [("alphazero", "tree", 2), ("alphazero", "tree", 12),
+                   ("alphazero_noreuse", "tree", 0)]
+
+
 def test_ranked_snapshots_are_the_evaluated_ones(tmp_path, capsys):
   directory = tmp_path / "connect4_recipe" / "dual_mcgs_s1"
   _write_run(directory)     # evaluations at iterations 2, 3 and 4
