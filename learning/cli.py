@@ -18,6 +18,7 @@ its traceback.
 
 import argparse
 import errno
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -28,6 +29,8 @@ from mcgs_jax import expansion
 USAGE = 2
 FAILURE = 1
 INTERRUPTED = 130
+# The shell's code for a command whose reader closed the pipe (`| head`).
+PIPE_CLOSED = 141
 # The user's mistakes: what they typed or pointed at.
 USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
                 PermissionError, run_lock.RunBusyError)
@@ -117,7 +120,8 @@ def main(run: Callable[[Sequence[str]], int | None],
 
   Returns:
     The exit code: `run`'s, 2 for a mistake (`USAGE_ERRORS`), 1 for a failed
-    run (`RUN_FAILURES`, a refused network output), 130 for Ctrl-C.
+    run (`RUN_FAILURES`, a refused network output), 130 for Ctrl-C, 141
+    when stdout's reader closed it.
   """
   argv = sys.argv[1:] if argv is None else list(argv)
   try:
@@ -125,6 +129,11 @@ def main(run: Callable[[Sequence[str]], int | None],
   except KeyboardInterrupt:
     sys.stderr.write("interrupted\n")
     return INTERRUPTED
+  except BrokenPipeError:
+    # What was read is all the reader wanted; stdout is pointed at /dev/null
+    # so the interpreter's final flush does not raise again.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return PIPE_CLOSED
   except Exception as error:  # pylint: disable=broad-except
     explained = explain(error)
     if "--debug" in argv or explained is None:

@@ -192,3 +192,17 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path, capsys):
   holder.wait(timeout=30)
   lock = run_lock.acquire(str(tmp_path))   # the kernel released it
   lock.release()
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+  """`command | head`: the reader leaves early; the command stops with the
+  shell's code for it and no traceback."""
+  code = ("import sys\nfrom learning import cli\n"
+          "def run(argv):\n  for i in range(10 ** 6):\n    print('row', i)\n"
+          "sys.exit(cli.main(run, []))\n")
+  process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=pathlib.Path(__file__).parents[1])
+  assert process.stdout.readline() == b"row 0\n"
+  process.stdout.close()
+  assert process.wait(timeout=60) == cli.PIPE_CLOSED
+  assert process.stderr.read() == b""
