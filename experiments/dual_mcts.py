@@ -457,6 +457,12 @@ def _finished(cpu_s, cpu_budget: float) -> bool:
   return float(cpu_s) >= 0.99 * cpu_budget
 
 
+def _finished_runs(table_csv: str, cpu_budget: float) -> list[dict]:
+  """The rows of `table_csv` whose runs reached their CPU budget."""
+  with open(table_csv, newline="") as f:
+    return [r for r in csv.DictReader(f) if _finished(r["cpu_s"], cpu_budget)]
+
+
 def _interval_text(values, scale=1.0, digits=1) -> str:
   """"mean [low, high]" over seeds (`evaluation.seed_interval`), "mean"
   with one value, "-" with none."""
@@ -472,8 +478,7 @@ def recipe_summary(table_csv: str, cpu_budget: float) -> str:
   """The Markdown table of the `--recipe` runs in `table_csv` that reached
   their CPU budget, one row per cell: 95% Student-t intervals over seeds
   (`evaluation.seed_interval`), beside the Dual MCTS paper's Connect-4 row."""
-  with open(table_csv, newline="") as f:
-    runs = [r for r in csv.DictReader(f) if _finished(r["cpu_s"], cpu_budget)]
+  runs = _finished_runs(table_csv, cpu_budget)
 
   lines = ["| backup | algorithm | runs | reached 5% | CPU s to 5% | final search error % | "
            "positions / CPU s | steps to conv. | Dual MCTS paper: time/step s, steps, "
@@ -505,8 +510,7 @@ def recipe_run_summary(table_csv: str, diagnosis_csv: str, cpu_budget: float) ->
   then seeds): its final errors, speed and convergence step, and its last
   network searched alone with 85 simulations ("-" before `--recipe-diagnose`
   has a row for it in `diagnosis_csv`)."""
-  with open(table_csv, newline="") as f:
-    runs = [r for r in csv.DictReader(f) if _finished(r["cpu_s"], cpu_budget)]
+  runs = _finished_runs(table_csv, cpu_budget)
   large_85 = {}
   if os.path.exists(diagnosis_csv):
     with open(diagnosis_csv, newline="") as f:

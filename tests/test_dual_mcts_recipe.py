@@ -243,7 +243,7 @@ def test_recipe_summary_intervals_over_finished_runs(tmp_path):
   assert cells[8] == "15.32, 12, 183.84"
 
 
-def test_recipe_run_summary_one_row_per_finished_run(tmp_path):
+def test_recipe_run_summary_one_row_per_finished_run(tmp_path, capsys):
   table = tmp_path / "runs.csv"
   rows = []
   for algo, backup, seed, error, steps in [("dual", "tree", 1, "0.135", "0"),
@@ -270,6 +270,7 @@ def test_recipe_run_summary_one_row_per_finished_run(tmp_path):
   dual_mcts.main(["--recipe-summary", "--per-run", "--table-csv", str(table),
                   "--diagnosis-csv", str(diagnosis)])
   lines = dual_mcts.recipe_run_summary(str(table), str(diagnosis), 3600.0).splitlines()
+  assert capsys.readouterr().out.splitlines() == lines
   cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
   # Tree before graph, AlphaZero before Dual MCTS, seeds ascending.
   assert [c[:3] for c in cells] == [["tree", "alphazero", "0"], ["tree", "dual", "0"],
