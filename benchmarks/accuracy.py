@@ -1,6 +1,6 @@
 """Move accuracy on Pons' Connect-4 sets: positions with exact scores, batched searches
-scored by whether their move keeps the result (`experiments.connect4_accuracy`,
-`experiments.mcgs_vs_mcts`).
+scored by whether their move keeps the result (`mcgs_jax.experiments.connect4_accuracy`,
+`mcgs_jax.experiments.mcgs_vs_mcts`).
 """
 
 import functools
@@ -12,11 +12,11 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import connect4
-from envs import pons
-from learning import evaluation
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import pons
+from mcgs_jax.learning import evaluation
 
 DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 # The backup modes but tt_cache, which is not one of this benchmark's
@@ -57,7 +57,7 @@ DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo", "preserving_hi",
           "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch", "nodes")
 
-# Positions with exact scores: `envs.pons` (kept here under their old names).
+# Positions with exact scores: `mcgs_jax.envs.pons` (kept here under their old names).
 Position = pons.Position
 parse_columns_line = pons.parse_columns_line
 load_set = pons.load_set

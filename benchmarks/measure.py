@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-import envs
-from envs import evaluators
-from networks import MLP, MLPEval, init_params
+from mcgs_jax import envs
+from mcgs_jax.envs import evaluators
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 
 def time_calls(fn: Callable[[], Any], repeats: int, budget_s: float, with_cpu: bool = False):
@@ -205,7 +205,7 @@ def profiled_game(game: str, batch: int):
 
   Args:
     game: "connect4" (the MLP(128, 128), random weights) or a Nim env id
-      (`envs.evaluators.NoisyNimEval`, no params).
+      (`mcgs_jax.envs.evaluators.NoisyNimEval`, no params).
     batch: B.
 
   Returns:

@@ -1,5 +1,5 @@
-"""The network+env floor of a search and its phases jitted apart (`experiments.bench_phases`,
-the accelerator report's phases and kernels sections, `experiments.bench_compare`).
+"""The network+env floor of a search and its phases jitted apart (`mcgs_jax.experiments.bench_phases`,
+the accelerator report's phases and kernels sections, `mcgs_jax.experiments.bench_compare`).
 """
 
 import functools
@@ -8,15 +8,15 @@ import time
 import jax
 import jax.numpy as jnp
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from benchmarks import measure
+from mcgs_jax.benchmarks import measure
 from mcgs_jax import expansion
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
 from mcgs_jax import rules
 from mcgs_jax import selection
-from networks import MLP, MLPEval, init_params
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 FIELDS = ("row", "backup", "batch", "sims", "median_ms", "per_step_ms", "vs_network",
           "share_of_step")

@@ -6,9 +6,9 @@ import math
 import os
 from typing import Mapping, Sequence
 
-from benchmarks import measure
-from benchmarks import report_plan
-from benchmarks import selfplay_speed
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import selfplay_speed
 
 
 def _table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str:
@@ -108,7 +108,7 @@ def format_report(header: Sequence[str], plan: report_plan.Plan,
       "",
       "## 2. Self-play positions per second",
       "",
-      f"`experiments.bench_selfplay`'s loops with {nets['mlp'].description}: "
+      f"`mcgs_jax.experiments.bench_selfplay`'s loops with {nets['mlp'].description}: "
       f"B={plan.selfplay_batch} games, S={plan.selfplay_sims} simulations per move, "
       f"{plan.selfplay_moves} moves per jitted call. Groups ({groups}) are timed whole in "
       "interleaved rounds (every contestant, mctx included, in every round) or skipped "
@@ -133,7 +133,7 @@ def format_report(header: Sequence[str], plan: report_plan.Plan,
       "",
       "## 4. Phase profile",
       "",
-      "`benchmarks.phases.profile`: the full search, then each phase of one "
+      "`mcgs_jax.benchmarks.phases.profile`: the full search, then each phase of one "
       "simulation step jitted on its own on the graph half-way through a search. vs network: "
       "over the network+env-only row (phases x S); share of step: over the `phase step` row.",
       "",
@@ -141,7 +141,7 @@ def format_report(header: Sequence[str], plan: report_plan.Plan,
       "",
       "## 5. Training throughput",
       "",
-      "`learning.trainer.update` (one Adam step with TrainConfig's defaults, AlphaZero loss, "
+      "`mcgs_jax.learning.trainer.update` (one Adam step with TrainConfig's defaults, AlphaZero loss, "
       "BatchNorm in training mode) on random Connect-4 examples; examples/s = batch / "
       "median step time.",
       "",
@@ -164,7 +164,7 @@ def format_report(header: Sequence[str], plan: report_plan.Plan,
       "memory copies (a dynamic while loop copies its predicate to the host each iteration) "
       "and memsets on the accelerator's streams, divided by the call's steps (S for a whole "
       "search or the network+env floor, 1 for a phase of one step, "
-      "`benchmarks.phases.phase_calls`). On a CPU the trace has no accelerator plane "
+      "`mcgs_jax.benchmarks.phases.phase_calls`). On a CPU the trace has no accelerator plane "
       "and the counts are empty.",
       "",
       _table(get("kernels"), KERNEL_COLUMNS),

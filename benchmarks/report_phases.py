@@ -12,12 +12,12 @@ from typing import Mapping
 
 import jax
 
-import envs
-from benchmarks import measure
-from benchmarks import phases
-from benchmarks import report_plan
-from benchmarks import report_search
-from networks import MLP, MLPEval, init_params
+from mcgs_jax import envs
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import phases
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import report_search
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 
 def phases_section(plan: report_plan.Plan, seed: int, budget_s: float,

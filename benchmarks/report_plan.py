@@ -1,6 +1,6 @@
 """The accelerator report's plan (which cells, in which order, under which
 budget), its networks and the helpers its sections share
-(`experiments.device_report`).
+(`mcgs_jax.experiments.device_report`).
 """
 
 import dataclasses
@@ -15,11 +15,11 @@ from typing import Any, Mapping, Sequence
 import jax
 import jax.numpy as jnp
 
-import envs
-import networks
-from benchmarks import search_speed
-from benchmarks import selfplay_speed
-from networks import MLP, MLPEval, init_params
+from mcgs_jax import envs
+from mcgs_jax import networks
+from mcgs_jax.benchmarks import search_speed
+from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 NUM_ACTIONS = 7
 OBSERVATION_SHAPE = (6, 7, 2)
@@ -184,7 +184,7 @@ class Plan:
     return name not in self.contestant_cells or (batch, sims) in self.contestant_cells[name]
 
 
-# The report of one lent accelerator session (`experiments.device_session`,
+# The report of one lent accelerator session (`mcgs_jax.experiments.device_session`,
 # `make device-session`), planned for about 7.5 of its minutes on an H100-class
 # GPU: 413 s of section budgets plus imports, sized from the first session
 # (docs/device/nvidia-h200.md, 2026-11-28: compiles 2-12 s; search 158 s for

@@ -9,9 +9,9 @@ from typing import Mapping, Sequence
 import jax
 import pgx
 
-from benchmarks import measure
-from benchmarks import report_plan
-from benchmarks import search_speed
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import search_speed
 
 
 def search_contestant(name: str, net: report_plan.ReportNetwork, batch: int,

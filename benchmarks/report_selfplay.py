@@ -9,9 +9,9 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
-import networks
-from benchmarks import report_plan
-from benchmarks import selfplay_speed
+from mcgs_jax import networks
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import selfplay_speed
 
 
 def matching_mctx(loop: str) -> str:

@@ -9,12 +9,12 @@ import statistics
 import jax
 import jax.numpy as jnp
 
-import networks
-from benchmarks import measure
-from benchmarks import report_plan
-from learning import config as config_lib
-from learning import example as example_lib
-from learning import trainer
+from mcgs_jax import networks
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import example as example_lib
+from mcgs_jax.learning import trainer
 
 
 def synthetic_examples(rng: jax.Array, batch: int) -> tuple[example_lib.Example, jax.Array]:
@@ -42,7 +42,7 @@ def training_section(plan: report_plan.Plan, net: report_plan.ReportNetwork,
   """Section 5: `trainer.update` steps per second on the ResNet.
 
   The optimizer is `TrainConfig`'s default (Adam, its learning rate and
-  weight decay), built as `learning.loop` builds it; the loss AlphaZero's.
+  weight decay), built as `mcgs_jax.learning.loop` builds it; the loss AlphaZero's.
 
   Args:
     plan: the Plan.

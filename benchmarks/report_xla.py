@@ -9,10 +9,10 @@ from typing import Any, Mapping, Sequence
 import jax
 import jax.numpy as jnp
 
-import networks
-from benchmarks import report_plan
-from benchmarks import report_search
-from benchmarks import selfplay_speed
+from mcgs_jax import networks
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import report_search
+from mcgs_jax.benchmarks import selfplay_speed
 
 
 def xla_search_rows(plan: report_plan.Plan, net: report_plan.ReportNetwork, batch: int, sims: int,

@@ -1,5 +1,5 @@
 """Search contestants on Connect-4 (ours, `mctx.muzero_policy`, `mctx.gumbel_muzero_policy`)
-and one timed cell of each: what `experiments.bench_search` and the accelerator report's
+and one timed cell of each: what `mcgs_jax.experiments.bench_search` and the accelerator report's
 search section measure.
 """
 
@@ -15,14 +15,14 @@ import mctx
 import numpy as np
 import pgx
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from benchmarks import measure
-from benchmarks import phases
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import phases
 from mcgs_jax import model as model_lib
 from mcgs_jax import selection
 from mcgs_jax.graph import NO_SIMULATION
-from networks import MLP, MLPEval
+from mcgs_jax.networks import MLP, MLPEval
 
 CONTESTANTS = ("mctx", "mcgs", "tree")
 # mctx on our env instead of pgx's: separates the cost of the env from the

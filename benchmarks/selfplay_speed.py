@@ -1,6 +1,6 @@
-"""Self-play contestants on Connect-4 (our `learning.selfplay` loops, mctx's policies in the
+"""Self-play contestants on Connect-4 (our `mcgs_jax.learning.selfplay` loops, mctx's policies in the
 loop of pgx's AlphaZero example) and their chained, interleaved timing: what
-`experiments.bench_selfplay` and the accelerator report's self-play section measure.
+`mcgs_jax.experiments.bench_selfplay` and the accelerator report's self-play section measure.
 """
 
 import dataclasses
@@ -15,10 +15,10 @@ import mctx
 import pgx
 import pgx.experimental
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from benchmarks import measure
-from learning import selfplay
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.learning import selfplay
 
 CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse", "mcgs-gumbel")
 EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel-noreuse")
@@ -143,7 +143,7 @@ def mctx_contestant(eval_fn: Any, batch_size: int, sims: int, num_moves: int, po
 def selfplay_config(backup: str, reuse: bool, sims: int,
                     gumbel: bool = False) -> selfplay.SelfPlayConfig:
   """Our loop's settings: root Dirichlet noise with PUCT, or the Gumbel root
-  (`learning.config.TrainConfig.search_config`'s settings: Gumbel noise of
+  (`mcgs_jax.learning.config.TrainConfig.search_config`'s settings: Gumbel noise of
   scale 1, no Dirichlet noise, `GUMBEL_CONSIDERED` actions considered).
 
   Args:

@@ -37,7 +37,7 @@ class Env:
   parameters computes them once in `__post_init__` with `set_constants`.
 
   Attributes:
-    id: str, the env's id as `envs.make` takes it (e.g. "connect4"). No
+    id: str, the env's id as `mcgs_jax.envs.make` takes it (e.g. "connect4"). No
       default.
     num_actions: int, A, the number of actions. No default.
     num_players: int, the number of players; default 2.

@@ -4,7 +4,7 @@ Board layout (Pons' solver): bit `col * 7 + row`, row 0 at the bottom; each
 column has 7 bits, the top one a sentinel that always stays empty so that
 alignment shifts never wrap from one column into the next. The 49 bits are
 stored as two uint32 lanes (`uint32[2]`: bits 0..31, then 32..48), see
-`envs.bits`.
+`mcgs_jax.envs.bits`.
 
   position  stones of the player to move
   mask      all stones
@@ -28,8 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
-from envs import bits
+from mcgs_jax.envs import base
+from mcgs_jax.envs import bits
 
 NUM_COLS = 7
 NUM_ROWS = 6
@@ -310,7 +310,7 @@ def render(state: State) -> str:
 
 
 # The exact solver depends on this module, not the other way round: `solve`
-# and `solve_columns` live in `envs.connect4_solver`. The old names here are
+# and `solve_columns` live in `mcgs_jax.envs.connect4_solver`. The old names here are
 # deprecated aliases, resolved on first access so that importing this env
 # never loads the solver (or numba).
 _MOVED_TO_SOLVER = ("solve", "solve_columns")
@@ -320,7 +320,7 @@ def __getattr__(name):
   if name in _MOVED_TO_SOLVER:
     import importlib  # pylint: disable=g-import-not-at-top
     import warnings  # pylint: disable=g-import-not-at-top
-    warnings.warn(f"envs.connect4.{name} moved to envs.connect4_solver.{name}",
+    warnings.warn(f"mcgs_jax.envs.connect4.{name} moved to mcgs_jax.envs.connect4_solver.{name}",
                   DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module("envs.connect4_solver"), name)
+    return getattr(importlib.import_module("mcgs_jax.envs.connect4_solver"), name)
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ Scores follow Pons: from the side to move, a win with the k-th own stone is
 worth 22 - k, a draw 0, a loss with the opponent's k-th stone -(22 - k).
 
 Algorithm:
-  * Bitboards as in `envs.connect4`: bit `col * 7 + row`, row 0 at the
+  * Bitboards as in `mcgs_jax.envs.connect4`: bit `col * 7 + row`, row 0 at the
     bottom, an always-empty sentinel on top of each column; `position` holds
     the stones of the side to move, `mask` all stones, and
     `key = position + mask` identifies the position exactly (< 2**49).
@@ -38,7 +38,7 @@ compiles these functions on first call and caches the machine code on disk
 import numba
 import numpy as np
 
-from envs import connect4
+from mcgs_jax.envs import connect4
 
 WIDTH = 7
 HEIGHT = 6

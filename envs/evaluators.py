@@ -16,9 +16,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from envs import base
-from envs import bits
-from envs import nim
+from mcgs_jax.envs import base
+from mcgs_jax.envs import bits
+from mcgs_jax.envs import nim
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
+from mcgs_jax.envs import base
 
 
 def key_ints(keys) -> np.ndarray:

@@ -39,7 +39,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from envs import base
+from mcgs_jax.envs import base
 
 HOLDS = 0
 BREAKS = 1

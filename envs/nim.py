@@ -26,8 +26,8 @@ import itertools
 import chex
 import jax.numpy as jnp
 
-from envs import base
-from envs import bits
+from mcgs_jax.envs import base
+from mcgs_jax.envs import bits
 
 # Observation: each pile in fixed-width binary, so one network shape fits
 # every pile size up to 255.

@@ -121,8 +121,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
-from envs import bits
+from mcgs_jax.envs import base
+from mcgs_jax.envs import bits
 
 DETERMINISTIC_GAMES = (
     "animal_shogi",

@@ -19,9 +19,9 @@ import pathlib
 
 import numpy as np
 
-from envs import connect4
+from mcgs_jax.envs import connect4
 
-DATA_DIR = pathlib.Path(str(importlib.resources.files("envs") / "data" / "connect4"))
+DATA_DIR = pathlib.Path(str(importlib.resources.files(__package__) / "data" / "connect4"))
 SETS = ("L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3")
 FULL_COLUMN = 43
 
@@ -186,7 +186,7 @@ def label(moves: str) -> Position:
     The Position.
   """
   # Imported here: numba compiles the solver on first use.
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.envs import connect4_solver  # pylint: disable=g-import-not-at-top
   return Position(moves, tuple(connect4_solver.solve_columns(moves)))
 
 

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
+from mcgs_jax.envs import base
 
 NUM_CELLS = 9
 _LINES = np.array([

@@ -1,7 +1,7 @@
 """Elo ladder of a training run: its snapshots against fixed baselines.
 
-  python -m experiments.arena --run runs/connect4_recipe --games 64
-  python -m experiments.arena --run runs/connect4_recipe --solver --opening-plies 12
+  python -m mcgs_jax.experiments.arena --run runs/connect4_recipe --games 64
+  python -m mcgs_jax.experiments.arena --run runs/connect4_recipe --solver --opening-plies 12
 
 Every evaluation snapshot of the run (`DIR/snapshots/`, at most `--snapshots`
 of them, evenly spaced, the latest included) plays `--games` games (half with
@@ -27,12 +27,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import cli
+from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import cli
 
 BASELINE = "rollout"
 SOLVER = "solver"

@@ -1,15 +1,15 @@
 """The hot paths of the working tree against a base commit, in one
 interleaved run on the same machine.
 
-  python -m experiments.bench_compare --base HEAD~1          # make bench-compare BASE=HEAD~1
-  python -m experiments.bench_compare --base 3c114c9 --rounds 7
-  python -m experiments.bench_compare --base HEAD --quick    # tiny shapes (the test)
+  python -m mcgs_jax.experiments.bench_compare --base HEAD~1          # make bench-compare BASE=HEAD~1
+  python -m mcgs_jax.experiments.bench_compare --base 3c114c9 --rounds 7
+  python -m mcgs_jax.experiments.bench_compare --base HEAD --quick    # tiny shapes (the test)
 
 The base commit is checked out in a temporary git worktree. One worker
 process per tree (`bench_worker.py`, copied out of this tree so that the
 base runs the same measuring code; it calls only the public API both trees
-share: `envs.make`, `networks.MLP`, `mcgs_jax.search`, `mcgs_jax.SearchConfig`,
-`learning.selfplay.play`) compiles every key cell first, then the two
+share: `mcgs_jax.envs.make`, `networks.MLP`, `mcgs_jax.search`, `mcgs_jax.SearchConfig`,
+`mcgs_jax.learning.selfplay.play`) compiles every key cell first, then the two
 workers take turns: round by round, cell by cell, one timed batch of calls
 each, the first of the two alternating, so that load from elsewhere falls on
 both alike. Only one worker runs at a time.
@@ -19,7 +19,7 @@ Key cells (Connect-4 from the empty board, MLP(128, 128)):
   puct-b1024      PUCT search (mcgs), B=1024, S=64
   gumbel-b1024    Gumbel search (mcgs), B=1024, S=64
   floor-b1024     S network calls and env steps on B=1024 states, nothing
-                  else (`benchmarks.phases.network_only`): the floor of a search
+                  else (`mcgs_jax.benchmarks.phases.network_only`): the floor of a search
   puct-selfplay   `selfplay.play` (mcgs, PUCT, reuse), B=256, S=64, 8 moves
   gumbel-selfplay the same with the Gumbel root
 and the derived `overhead` = puct-b1024 / floor-b1024 per tree.
@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 
-from learning import cli
+from mcgs_jax.learning import cli
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,12 +1,12 @@
-"""Connect-4 env throughput: `envs.make("connect4")` vs pgx's `connect_four`.
+"""Connect-4 env throughput: `mcgs_jax.envs.make("connect4")` vs pgx's `connect_four`.
 
-  python -m experiments.bench_envs                  # batch 4096, 256 steps per call
-  python -m experiments.bench_envs --batch 1024 4096 16384 --steps 128
+  python -m mcgs_jax.experiments.bench_envs                  # batch 4096, 256 steps per call
+  python -m mcgs_jax.experiments.bench_envs --batch 1024 4096 16384 --steps 128
 
 Both envs play a batch of games inside one jitted `lax.scan` of `--steps`
 steps; a game that ends is replaced by a fresh one (auto-reset). Two ways to
 choose the moves, the same for both envs:
-  random-play  a uniformly random legal move (`envs.base.random_legal_action`)
+  random-play  a uniformly random legal move (`mcgs_jax.envs.base.random_legal_action`)
   cyclic-play  the first legal column from a rotating offset: no RNG, so the
                time is the envs' `step`, legal mask and reset
 steps/s counts single-game steps.
@@ -19,10 +19,10 @@ import jax
 import jax.numpy as jnp
 import pgx
 
-import envs
-from envs import base
-from benchmarks import measure
-from learning import cli
+from mcgs_jax import envs
+from mcgs_jax.envs import base
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.learning import cli
 
 FIELDS = ("backend", "batch", "steps", "mode", "env", "warmup_s", "median_ms",
           "steps_per_s", "speedup_vs_pgx")

@@ -1,9 +1,9 @@
 """Where a search's time goes: phases of one simulation step, and the distance
 from "only the network".
 
-  python -m experiments.bench_phases                          # B=1024, S=800, MLP(128, 128)
-  python -m experiments.bench_phases --batch 1024 --sims 64   # the network-only comparison
-  python -m experiments.bench_phases --hidden 512 512 512     # a larger network
+  python -m mcgs_jax.experiments.bench_phases                          # B=1024, S=800, MLP(128, 128)
+  python -m mcgs_jax.experiments.bench_phases --batch 1024 --sims 64   # the network-only comparison
+  python -m mcgs_jax.experiments.bench_phases --hidden 512 512 512     # a larger network
 
 Connect-4 from the empty board, the flax MLP as eval_fn. Rows:
   network+env only  S network calls and env steps on B states in a lax.scan,
@@ -31,11 +31,11 @@ import sys
 
 import jax
 
-import envs
-from benchmarks import measure
-from benchmarks import phases
-from learning import cli
-from networks import MLP, MLPEval, init_params
+from mcgs_jax import envs
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import phases
+from mcgs_jax.learning import cli
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 
 def main(argv=None):

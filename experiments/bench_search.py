@@ -1,21 +1,21 @@
 """Search speed and memory on Connect-4: mcgs_jax ("mcgs", "tree") vs mctx.
 
-  python -m experiments.bench_search             # batch {1, 64, 1024} x sims {64, 256, 800}
-  python -m experiments.bench_search --quick     # batch {1, 64} x sims {64, 256}
-  python -m experiments.bench_search --batch 1024 --sims 800 --max-seconds 300
-  python -m experiments.bench_search --agent docs/learning/runs/connect4_v1 --batch 64 --sims 64 200 800
+  python -m mcgs_jax.experiments.bench_search             # batch {1, 64, 1024} x sims {64, 256, 800}
+  python -m mcgs_jax.experiments.bench_search --quick     # batch {1, 64} x sims {64, 256}
+  python -m mcgs_jax.experiments.bench_search --batch 1024 --sims 800 --max-seconds 300
+  python -m mcgs_jax.experiments.bench_search --agent docs/learning/runs/connect4_v1 --batch 64 --sims 64 200 800
 
 Every contestant searches from the initial position (or the openings of
 `--opening-plies`) with the same MLP parameters:
   mctx   `mctx.muzero_policy` on pgx's `connect_four`; `recurrent_fn` steps
          the pgx state, then applies the MLP (pgx's AlphaZero example).
-  mcgs   `mcgs_jax.search(backup="mcgs")` on `envs.make("connect4")`.
+  mcgs   `mcgs_jax.search(backup="mcgs")` on `mcgs_jax.envs.make("connect4")`.
   tree   `mcgs_jax.search(backup="tree")`, same.
-  mctx-ours  (only with `--contestants`) mctx on `envs.make("connect4")`:
+  mctx-ours  (only with `--contestants`) mctx on `mcgs_jax.envs.make("connect4")`:
          how much of mctx's time is pgx's env.
 
 With `--agent DIR` every contestant searches with the trained agent of DIR
-(`learning.checkpoint.load_agent`: its network and variables) instead of the
+(`mcgs_jax.learning.checkpoint.load_agent`: its network and variables) instead of the
 random MLP. mctx steps pgx's `connect_four` and evaluates its states with the
 same eval_fn, which reads `state.observation` (the same planes in both envs;
 checked at start, `pgx_fits`); where they differ, mctx runs on our env
@@ -36,7 +36,7 @@ batched descent on the searched graph (`time_descent`), and its number of
 steps (the deepest of its B descents).
 "net+env cpu ms" is the floor any search of S simulations pays: S + 1
 network calls and env steps on the B roots in one `lax.scan`
-(`benchmarks.phases.network_only`), nothing else (CSV: `net_ms` wall,
+(`mcgs_jax.benchmarks.phases.network_only`), nothing else (CSV: `net_ms` wall,
 `net_cpu_ms` CPU; `--no-net-floor` skips it); cpu ms - net+env cpu ms is
 the search's own cost. "cpu ms" is the median process CPU time of a search
 (all threads), steadier than wall time on a shared machine.
@@ -60,10 +60,10 @@ import jax.numpy as jnp
 import mctx
 import pgx
 
-from benchmarks import measure
-from benchmarks import search_speed
-from learning import cli
-from networks import MLP, init_params
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import search_speed
+from mcgs_jax.learning import cli
+from mcgs_jax.networks import MLP, init_params
 
 NOTE = """\
 Settings: each library's own defaults. mctx.muzero_policy: pb_c_init=1.25,
@@ -102,7 +102,7 @@ def parse_args(argv=None):
   parser.add_argument(
       "--agent", metavar="DIR",
       help="search with the trained agent in DIR (config.json, agent.msgpack; "
-      "learning.checkpoint.load_agent) instead of the random MLP")
+      "mcgs_jax.learning.checkpoint.load_agent) instead of the random MLP")
   parser.add_argument("--no-depths", dest="depths", action="store_false",
                       help="skip the depth figures (our searches' untimed replay)")
   parser.add_argument("--no-net-floor", dest="net_floor", action="store_false",
@@ -122,8 +122,8 @@ def parse_args(argv=None):
 
 def load_agent(directory: str):
   """(network description, eval_fn, params) of the trained Connect-4 agent in
-  `directory` (`learning.checkpoint.load_agent`)."""
-  from learning import checkpoint  # imports orbax: only with --agent
+  `directory` (`mcgs_jax.learning.checkpoint.load_agent`)."""
+  from mcgs_jax.learning import checkpoint  # imports orbax: only with --agent
   config = checkpoint.load_config(directory)
   if config.env != "connect4":
     raise ValueError(f"{directory} holds a {config.env!r} agent; this benchmark is Connect-4")

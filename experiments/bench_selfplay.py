@@ -1,9 +1,9 @@
-"""Self-play speed on Connect-4: `learning.selfplay.play` vs the same loop on mctx.
+"""Self-play speed on Connect-4: `mcgs_jax.learning.selfplay.play` vs the same loop on mctx.
 
-  python -m experiments.bench_selfplay                 # B=256, S=64, 8 moves per call
-  python -m experiments.bench_selfplay --quick         # B=64, S=16, 4 moves per call
-  python -m experiments.bench_selfplay --batch 256 --simulations 64 --moves 8 --profile
-  python -m experiments.bench_selfplay --contestants mctx-gumbel mcgs-gumbel \
+  python -m mcgs_jax.experiments.bench_selfplay                 # B=256, S=64, 8 moves per call
+  python -m mcgs_jax.experiments.bench_selfplay --quick         # B=64, S=16, 4 moves per call
+  python -m mcgs_jax.experiments.bench_selfplay --batch 256 --simulations 64 --moves 8 --profile
+  python -m mcgs_jax.experiments.bench_selfplay --contestants mctx-gumbel mcgs-gumbel \
       --profile --profile-loop mcgs-gumbel
 
 Every contestant plays B games of Connect-4 for `--moves` moves per jitted
@@ -17,14 +17,14 @@ call, S simulations per move, with the same MLP and the same parameters:
   mctx-gumbel  the same loop with `mctx.gumbel_muzero_policy` (pgx's example:
                completed-by-mix-value Q transform, gumbel_scale 1, 16
                considered actions; no reuse between moves).
-  mcgs         `selfplay.play` on `envs.make("connect4")`, backup "mcgs",
+  mcgs         `selfplay.play` on `mcgs_jax.envs.make("connect4")`, backup "mcgs",
                PUCT with root Dirichlet noise 0.25 / 0.3, graph reuse
                between moves (`mcgs_jax.reroot`).
   tree         the same with backup "tree".
   mcgs-noreuse backup "mcgs", a fresh root every move.
   mcgs-gumbel  backup "mcgs" with the Gumbel root (`root_policy="gumbel"`,
                Gumbel noise of scale 1, 16 considered actions, no Dirichlet
-               noise: `learning.config.TrainConfig.search_config`'s
+               noise: `mcgs_jax.learning.config.TrainConfig.search_config`'s
                self-play settings), graph reuse; the move is the search's.
 Only with `--contestants`: tree-noreuse, tree-gumbel, mcgs-gumbel-noreuse,
 tree-gumbel-noreuse (the same, other backup or fresh roots).
@@ -57,10 +57,10 @@ import mctx
 import pgx
 import pgx.experimental
 
-import networks
-from benchmarks import measure
-from benchmarks import selfplay_speed
-from learning import cli
+from mcgs_jax import networks
+from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.learning import cli
 
 NOTE = """\
 net batches/move: batched network calls of B rows per move (mctx: S

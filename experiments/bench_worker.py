@@ -1,4 +1,4 @@
-"""The measuring process of `experiments.bench_compare` (one per tree).
+"""The measuring process of `mcgs_jax.experiments.bench_compare` (one per tree).
 
 Run as a script with the tree on PYTHONPATH; it imports only the public API
 every tree compared shares, so a base commit runs the same measurement.
@@ -18,10 +18,10 @@ import time
 import jax
 import jax.numpy as jnp
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from learning import selfplay
-from networks import MLP, MLPEval, init_params
+from mcgs_jax.learning import selfplay
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 FULL = dict(batch=1024, sims=64, selfplay_batch=256, selfplay_moves=8)
 QUICK = dict(batch=16, sims=8, selfplay_batch=8, selfplay_moves=2)

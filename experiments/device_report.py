@@ -1,9 +1,9 @@
 """The accelerator report: search, self-play, memory, phase and training
 speed on whatever device JAX sees, in one process.
 
-  python -m experiments.device_report                   # the full report (~8 min on an H100)
-  python -m experiments.device_report --quick           # CPU smoke run: tiny shapes, < 3 min
-  python -m experiments.device_report --out results/device --budget-scale 2
+  python -m mcgs_jax.experiments.device_report                   # the full report (~8 min on an H100)
+  python -m mcgs_jax.experiments.device_report --quick           # CPU smoke run: tiny shapes, < 3 min
+  python -m mcgs_jax.experiments.device_report --out results/device --budget-scale 2
 
 Writes `<out>/<device>.md` (default out: docs/device; device:
 `jax.devices()[0].device_kind` slugified, e.g. `cpu`, `nvidia-h100-80gb-hbm3`,
@@ -20,7 +20,7 @@ Sections (Connect-4 from the empty board throughout):
                MLP of search_speed and a ResNet 6x64, over a B x S grid
                (search_speed's contestants). Each cell is compiled ahead of
                time (`measure.compile_and_time`), then timed (median).
-  2. selfplay  positions per second of `learning.selfplay.play` (mcgs / tree,
+  2. selfplay  positions per second of `mcgs_jax.learning.selfplay.play` (mcgs / tree,
                PUCT / Gumbel, graph reuse on / off) against the pgx-style mctx
                loops: selfplay_speed's contestants, timed by its `bench_rows`.
   3. memory    the search state one game holds (our graph arrays,
@@ -30,7 +30,7 @@ Sections (Connect-4 from the empty board throughout):
                each section.
   4. phases    `phases.profile` of one large search: selection,
                transition, lookup, evaluation, expansion+backup per step.
-  5. training  examples per second of `learning.trainer.update` on the
+  5. training  examples per second of `mcgs_jax.learning.trainer.update` on the
                ResNet (TrainConfig's default Adam settings).
 
 The full plan (`FULL_PLAN`) is sized for an H100-class GPU. Where the device
@@ -73,14 +73,14 @@ import mctx
 import optax
 import pgx
 
-from benchmarks import report_format
-from benchmarks import report_phases
-from benchmarks import report_plan
-from benchmarks import report_search
-from benchmarks import report_selfplay
-from benchmarks import report_training
-from benchmarks import report_xla
-from learning import cli
+from mcgs_jax.benchmarks import report_format
+from mcgs_jax.benchmarks import report_phases
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import report_search
+from mcgs_jax.benchmarks import report_selfplay
+from mcgs_jax.benchmarks import report_training
+from mcgs_jax.benchmarks import report_xla
+from mcgs_jax.learning import cli
 
 
 def header_lines(title: str, argv: Sequence[str], plan: report_plan.Plan, budget_scale: float,
@@ -112,7 +112,7 @@ def header_lines(title: str, argv: Sequence[str], plan: report_plan.Plan, budget
       "",
       f"Date: {now}.",
       "",
-      "Command: `" + shlex.join(["python", "-m", "experiments.device_report", *argv]) + "`",
+      "Command: `" + shlex.join(["python", "-m", "mcgs_jax.experiments.device_report", *argv]) + "`",
       "",
       f"Mode: {plan.label}; section budgets {budgets}; a contestant predicted to take more "
       f"than {plan.max_seconds:.0f} s to compile and call once is skipped with its cell.",

@@ -1,16 +1,16 @@
 """One lent accelerator, one command: the accelerator report, then the
 Connect-4 recipe trained for the rest of the time.
 
-  python -m experiments.device_session                  # 9.5 min on an H100-class GPU
-  python -m experiments.device_session --quick          # CPU smoke run, < 3 min
-  python -m experiments.device_session --seconds 570 --out docs
+  python -m mcgs_jax.experiments.device_session                  # 9.5 min on an H100-class GPU
+  python -m mcgs_jax.experiments.device_session --quick          # CPU smoke run, < 3 min
+  python -m mcgs_jax.experiments.device_session --seconds 570 --out docs
 
 Steps, each a subprocess (so each has the accelerator's memory to itself):
-  1. report    `experiments.device_report` (its `FULL_PLAN`; `--quick`: its
+  1. report    `mcgs_jax.experiments.device_report` (its `FULL_PLAN`; `--quick`: its
                smoke plan), writing `<out>/device/<device>.md` and its CSVs:
                search grid against mctx, self-play, memory, phases, training
                throughput, XLA options side by side, kernels per step.
-  2. training  `experiments.train --env connect4` with the recipe's settings
+  2. training  `mcgs_jax.experiments.train --env connect4` with the recipe's settings
                sized for an accelerator (`gpu_config`: 8x the games per
                iteration and the updates with them, a replay buffer 8x as
                large), evaluated on Pons' sets every `eval_every`
@@ -44,8 +44,8 @@ import subprocess
 import sys
 import time
 
-from benchmarks import report_plan
-from learning import cli
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.learning import cli
 
 # The lent machine: 12 minutes of device time for the whole call, of which
 # starting the machine and copying the tree take up to 90 s (45 s on
@@ -254,7 +254,7 @@ def summary_text(args, prediction: Prediction, steps: list[dict], curve: list[di
   lines = [
       f"# Accelerator session{' (quick)' if args.quick else ''}",
       "",
-      "Command: `python -m experiments.device_session " + " ".join(sys.argv[1:]) + "`",
+      "Command: `python -m mcgs_jax.experiments.device_session " + " ".join(sys.argv[1:]) + "`",
       "",
       f"Predicted: report {prediction.report_s:.0f} s + training {prediction.training_s:.0f} s"
       f" + closing {prediction.closing_s:.0f} s = {prediction.total_s:.0f} s of the command's "
@@ -312,7 +312,7 @@ def main(argv=None):
   device_dir = os.path.join(args.out, "device")
   started = time.time()
 
-  report = [sys.executable, "-m", "experiments.device_report", "--out", device_dir]
+  report = [sys.executable, "-m", "mcgs_jax.experiments.device_report", "--out", device_dir]
   outcome, seconds = run_step(report + (["--quick"] if args.quick else []),
                               start + prediction.report_s + 60.0, env)
   steps.append(dict(step="report", outcome=outcome, seconds=seconds))
@@ -322,7 +322,7 @@ def main(argv=None):
   os.makedirs(args.runs, exist_ok=True)
   with open(config_path, "w") as f:
     json.dump(gpu_config(args.quick), f, indent=1)
-  train = [sys.executable, "-m", "experiments.train", "--env", "connect4", "--out", run_dir,
+  train = [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "connect4", "--out", run_dir,
            "--config", config_path, "--iterations", "4" if args.quick else "1000000"]
   left = deadline - time.monotonic() - prediction.closing_s
   if args.quick or left >= MIN_TRAINING_S:

@@ -1,24 +1,24 @@
 """The Dual MCTS paper's table: AlphaZero vs MPV-MCTS vs Dual MCTS training.
 
-  python -m experiments.dual_mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
-  python -m experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
-  python -m experiments.dual_mcts --table            # the table over every cell run
-  python -m experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
-  python -m experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
-  python -m experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
-  python -m experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablations
-  python -m experiments.dual_mcts --recipe --algo alphazero_35 --backup tree
-  python -m experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
-  python -m experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
-  python -m experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
-  python -m experiments.dual_mcts --recipe-summary --per-run   # one row per run
-  python -m experiments.dual_mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
+  python -m mcgs_jax.experiments.dual_mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
+  python -m mcgs_jax.experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
+  python -m mcgs_jax.experiments.dual_mcts --table            # the table over every cell run
+  python -m mcgs_jax.experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
+  python -m mcgs_jax.experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
+  python -m mcgs_jax.experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
+  python -m mcgs_jax.experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablations
+  python -m mcgs_jax.experiments.dual_mcts --recipe --algo alphazero_35 --backup tree
+  python -m mcgs_jax.experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
+  python -m mcgs_jax.experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
+  python -m mcgs_jax.experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
+  python -m mcgs_jax.experiments.dual_mcts --recipe-summary --per-run   # one row per run
+  python -m mcgs_jax.experiments.dual_mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
-`experiments.train` (self-play, replay, updates); after each step the new
+`mcgs_jax.experiments.train` (self-play, replay, updates); after each step the new
 network plays every earlier step's network (step 0: the untrained one) with
 the cell's own search, both colours, random openings; Elo (Bradley-Terry,
-step 0 at 0) and alpha-rank (`learning.alpharank`) are refitted over the
+step 0 at 0) and alpha-rank (`mcgs_jax.learning.alpharank`) are refitted over the
 agents of all steps so far. The alpha-rank score of step t is the
 alpha-rank mass of the agents that step t's agent does not lose to (mean
 score >= 0.4 against them); the cell converges at the first step whose score
@@ -41,9 +41,9 @@ run), snapshots/step_N.msgpack, games.csv (every game: a, b, score of a),
 steps.csv (step, time, Elo, alpha-rank), summary.json, steps.png.
 Rerunning the same command continues where it stopped.
 
-`--recipe` (Connect-4 with the real learner): one run of `experiments.train`
+`--recipe` (Connect-4 with the real learner): one run of `mcgs_jax.experiments.train`
 per (algorithm, backup, seed) with the Connect-4 recipe's settings
-(`learning.config`) wherever the paper does not fix them, and the paper's
+(`mcgs_jax.learning.config`) wherever the paper does not fix them, and the paper's
 where it does: residual networks of 4 layers x 64 (dense layers,
 `networks.ResMLP`, as on HSR and Nim: a convolutional 4x64 costs 27x as much
 per evaluation on a CPU), MPV-MCTS's small network 2 layers, Dual MCTS's
@@ -89,17 +89,17 @@ import sys
 import jax
 import numpy as np
 
-from learning import agents
-from learning import alpharank
-from learning import arena
-from learning import checkpoint
-from learning import config as config_lib
-from learning import elo
-from learning import evaluation
-from learning import ground_truth
-from learning import loop
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import alpharank
+from mcgs_jax.learning import arena
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import elo
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import loop
 from mcgs_jax import dual
-from learning import cli
+from mcgs_jax.learning import cli
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")
@@ -114,7 +114,7 @@ RECIPE_ALGOS = ALGOS + RECIPE_ABLATIONS
 BACKUPS = ("tree", "mcgs")
 CONVERGED = 0.9
 # States of each game, for the sliding window (HSR and Nim: counted by
-# `envs.exhaustive`; Connect-4: the known count of legal positions).
+# `mcgs_jax.envs.exhaustive`; Connect-4: the known count of legal positions).
 STATES = {"hsr:4,4,16": 2072, "nim:3,20": 20, "connect4": 4_531_985_219_092}
 # The Dual MCTS paper's table: (time per step, steps, time to convergence).
 SEED_TABLE = {
@@ -214,7 +214,7 @@ def run_recipe(out: str, algo: str, backup: str, seed: int, cpu_budget: float,
   config_path = directory + ".json"
   with open(config_path, "w") as f:
     json.dump(recipe_config(algo, backup, seed, eval_every_s), f, indent=1)
-  command = [sys.executable, "-m", "experiments.train", "--env", "connect4", "--out", directory,
+  command = [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "connect4", "--out", directory,
              "--config", config_path, "--iterations", "1000000", "--cpu-budget", str(cpu_budget)]
   print(f"== {directory}: {' '.join(command[1:])}", flush=True)
   return subprocess.call(command)

@@ -1,12 +1,12 @@
 """Faults survived, in figures: training runs hit by faults at random points.
 
-  python -m experiments.fault_sweep                    # 20 trials per fault, ~5 CPU hours
-  python -m experiments.fault_sweep --quick            # 1 trial per fault, ~15 minutes
-  python -m experiments.fault_sweep --trials 5 --faults kill truncate-step
-  python -m experiments.fault_sweep --log sweep.jsonl  # resumable: done trials are kept
+  python -m mcgs_jax.experiments.fault_sweep                    # 20 trials per fault, ~5 CPU hours
+  python -m mcgs_jax.experiments.fault_sweep --quick            # 1 trial per fault, ~15 minutes
+  python -m mcgs_jax.experiments.fault_sweep --trials 5 --faults kill truncate-step
+  python -m mcgs_jax.experiments.fault_sweep --log sweep.jsonl  # resumable: done trials are kept
 
 Every trial trains a tiny tic-tac-toe run (`TINY`, `--iterations` 6) in its
-own process, exactly as a user runs `python -m experiments.train`, hits it
+own process, exactly as a user runs `python -m mcgs_jax.experiments.train`, hits it
 with one fault, then reruns the same command to the end, and checks:
   survived       the rerun exits 0 and `metrics.csv` holds every iteration
                  once;
@@ -51,7 +51,7 @@ import sys
 import tempfile
 import time
 
-from learning import cli
+from mcgs_jax.learning import cli
 
 TINY = dict(eval_every=0, games=8, search={"num_simulations": 4}, moves_per_iteration=5,
             batch_size=16, min_replay=16, updates_per_iteration=2, replay_capacity=256,
@@ -74,7 +74,7 @@ class Outcome:
 
 
 def _command(out: str, config: str, iterations: int) -> list[str]:
-  return [sys.executable, "-m", "experiments.train", "--env", "tictactoe", "--out", out,
+  return [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "tictactoe", "--out", out,
           "--config", config, "--iterations", str(iterations)]
 
 

@@ -1,12 +1,12 @@
 """What the graph buys in self-play: the same recipe trained with graph
 search (`mcgs`) and with tree search (`tree`), several seeds each.
 
-  python -m experiments.graph_vs_tree train                 # every run, resumable
-  python -m experiments.graph_vs_tree train --games nim --seeds 0
-  python -m experiments.graph_vs_tree report --runs docs/learning/graph_vs_tree/runs
-  python -m experiments.graph_vs_tree final                 # needs the runs' agents
+  python -m mcgs_jax.experiments.graph_vs_tree train                 # every run, resumable
+  python -m mcgs_jax.experiments.graph_vs_tree train --games nim --seeds 0
+  python -m mcgs_jax.experiments.graph_vs_tree report --runs docs/learning/graph_vs_tree/runs
+  python -m mcgs_jax.experiments.graph_vs_tree final                 # needs the runs' agents
 
-`train` runs `experiments.train` once per (game, search, seed), one after
+`train` runs `mcgs_jax.experiments.train` once per (game, search, seed), one after
 another, each to its CPU budget (`cpu_s`: CPU seconds of self-play and
 updates), in `--runs` (not in git). Rerunning it resumes the unfinished runs
 and skips the finished ones, so a session that ends mid-run loses nothing.
@@ -48,15 +48,15 @@ import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-from benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import config as config_lib  # pylint: disable=g-import-not-at-top
-from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import ground_truth  # pylint: disable=g-import-not-at-top
-from learning import loop  # pylint: disable=g-import-not-at-top
+from mcgs_jax.benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import config as config_lib  # pylint: disable=g-import-not-at-top
+from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import ground_truth  # pylint: disable=g-import-not-at-top
+from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top
 
 SEARCHES = ("mcgs", "tree")
 SEEDS = (0, 1, 2)
@@ -90,7 +90,7 @@ def train(args) -> int:
     config_path = os.path.join(args.runs, f"{name}.json")
     with open(config_path, "w") as f:
       json.dump(dict(fields, search=search, seed=seed), f, indent=1)
-    command = [sys.executable, "-m", "experiments.train", "--env", env_id,
+    command = [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", env_id,
                "--out", os.path.join(args.runs, name), "--config", config_path,
                "--iterations", "1000000", "--cpu-budget", str(budget)]
     print(f"== {name}: {' '.join(command[1:])}", flush=True)

@@ -1,7 +1,7 @@
 """Copies XLA inserts inside a compiled search's loops, by array shape.
 
-  python -m experiments.loop_copies                      # mcgs, tree, solver; B=4, S=16
-  python -m experiments.loop_copies --searches mcgs --batch 8 --sims 32 --show
+  python -m mcgs_jax.experiments.loop_copies                      # mcgs, tree, solver; B=4, S=16
+  python -m mcgs_jax.experiments.loop_copies --searches mcgs --batch 8 --sims 32 --show
 
 Compiles `mcgs_jax.search` (Connect-4, a small MLP) for each search variant and
 counts the `copy` / `copy-start` instructions outside the entry computation
@@ -18,10 +18,10 @@ import sys
 
 import jax
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from learning import cli
-from networks import MLP, MLPEval, init_params
+from mcgs_jax.learning import cli
+from mcgs_jax.networks import MLP, MLPEval, init_params
 
 # name -> SearchConfig switches: every backup mode, then the solver's loops.
 VARIANTS = {mode: dict(backup=mode) for mode in mcgs_jax.modes.names()}

@@ -1,14 +1,14 @@
 """MCGS against MCTS with trained evaluators: Elo at equal network
 evaluations and at equal time, memory, move accuracy and an ablation.
 
-  python -m experiments.mcgs_vs_mcts --part evals     # Elo vs evaluations per move
-  python -m experiments.mcgs_vs_mcts --part time      # Elo at equal time per move
-  python -m experiments.mcgs_vs_mcts --part time --game nim   # the same on Nim
-  python -m experiments.mcgs_vs_mcts --part memory    # nodes and bytes per search
-  python -m experiments.mcgs_vs_mcts --part accuracy  # Pons sets, move accuracy
-  python -m experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
-  python -m experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
-  python -m experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part evals     # Elo vs evaluations per move
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part time      # Elo at equal time per move
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part time --game nim   # the same on Nim
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part memory    # nodes and bytes per search
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part accuracy  # Pons sets, move accuracy
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
+  python -m mcgs_jax.experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
   common flags: --network shipped|v3|v2|v1|weak --budgets 32 64 128 256 --openings 128
                 --nim-envs nim nim-piles:3,5,7,9 --nim-plies 2
                 --out results/mcgs_vs_mcts --docs docs/mcgs_vs_mcts
@@ -41,7 +41,7 @@ Every agent plays deterministically (most visited move, no root noise).
   positions after `--nim-plies` random moves (2 by default; Nim (1,3,5,7)
   has only 98 of them, 265 after 3 moves).
 
-Elo: `learning.elo.fit` of each match (two players, the mcgs side at 0) with
+Elo: `mcgs_jax.learning.elo.fit` of each match (two players, the mcgs side at 0) with
 a bootstrap 95% interval. Stats per search (means over the agent's searches):
 network evaluations, simulations, nodes stored, bytes in use (nodes times
 the bytes of a node with its edges, plus the hash table) and ms per move
@@ -74,22 +74,22 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-import envs  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax import envs  # pylint: disable=g-import-not-at-top,wrong-import-position
 import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
-from benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
-from benchmarks import accuracy as accuracy_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
-from envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
-from learning import cli
+from mcgs_jax.envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.benchmarks import accuracy as accuracy_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
+from mcgs_jax.learning import cli
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
@@ -565,7 +565,7 @@ def memory(setting: Setting, modes, simulations_list, seed: int = 0) -> list[dic
 
 def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int = 200,
              batch: int = 100, seed: int = 0) -> list[dict]:
-  """Move accuracy on Pons' sets (`benchmarks.accuracy`'s scoring)
+  """Move accuracy on Pons' sets (`mcgs_jax.benchmarks.accuracy`'s scoring)
   with the network as evaluator, each mode at each evaluation budget."""
   env, eval_fn, params = load_network(network)
   rows = []

@@ -1,7 +1,7 @@
 """The peer: pgx's AlphaZero example recipe, written in this project's code.
 
-  python -m experiments.peer_recipe --out runs/peer --cpu-budget 10800   # resumable
-  python -m experiments.peer_recipe --out runs/peer_tiny --quick --iterations 2
+  python -m mcgs_jax.experiments.peer_recipe --out runs/peer --cpu-budget 10800   # resumable
+  python -m mcgs_jax.experiments.peer_recipe --out runs/peer_tiny --quick --iterations 2
 
 The recipe of pgx's `examples/alphazero/train.py` (pgx 2.x) on pgx's
 `connect_four`, one iteration at a time:
@@ -27,13 +27,13 @@ batch sizes default to a quarter of pgx's (256 games, minibatches of 1024;
 pgx: 1024 and 4096), so one iteration fits a few minutes of one CPU core
 while keeping pgx's 64 updates per iteration and one pass over the data; pmap
 over devices is left out (one device). Checkpoints (orbax) and metrics follow
-`experiments.train`: rerunning the command resumes, `DIR/metrics.csv` has one
+`mcgs_jax.experiments.train`: rerunning the command resumes, `DIR/metrics.csv` has one
 row per iteration with `agent` = "peer", `wall_s`, `cpu_s` (self-play and
 training only) and, every `--eval-every` iterations, the same Pons error rates
-as our runs (`learning.evaluation.ground_truth_figures`: raw policy and a
+as our runs (`mcgs_jax.learning.evaluation.ground_truth_figures`: raw policy and a
 200-simulation PUCT search of this package on the first `--eval-positions`
 positions of each set). `DIR/config.json` and `DIR/agent.msgpack` make the
-directory loadable by `learning.checkpoint.load_agent` (arena, play).
+directory loadable by `mcgs_jax.learning.checkpoint.load_agent` (arena, play).
 """
 
 import argparse
@@ -52,13 +52,13 @@ import optax
 import pgx
 import pgx.experimental
 
-import networks
-from learning import checkpoint as checkpoint_lib
-from learning import config as config_lib
-from learning import evaluation
-from learning import loop
-from learning import run_lock
-from learning import cli
+from mcgs_jax import networks
+from mcgs_jax.learning import checkpoint as checkpoint_lib
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import run_lock
+from mcgs_jax.learning import cli
 
 
 @dataclasses.dataclass(frozen=True)

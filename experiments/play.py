@@ -1,7 +1,7 @@
 """Play against a trained agent in the terminal.
 
-  python -m experiments.play                                   # the shipped Connect-4 agent
-  python -m experiments.play --agent runs/ttt --simulations 64 --first agent
+  python -m mcgs_jax.experiments.play                                   # the shipped Connect-4 agent
+  python -m mcgs_jax.experiments.play --agent runs/ttt --simulations 64 --first agent
 
 Moves are typed as numbers: Connect-4 columns 1-7, tic-tac-toe cells 1-9
 (row by row from the top left), other games the action index + 1. The agent
@@ -15,11 +15,11 @@ import sys
 import jax
 import numpy as np
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from learning import checkpoint
-from learning import cli
-import networks
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import cli
+from mcgs_jax import networks
 
 
 

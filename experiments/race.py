@@ -1,7 +1,7 @@
-"""Our training recipe against the peer's (`experiments.peer_recipe`), side by side.
+"""Our training recipe against the peer's (`mcgs_jax.experiments.peer_recipe`), side by side.
 
-  python -m experiments.race --ours docs/learning/runs/connect4 --peer docs/learning/runs/peer --games 200
-  python -m experiments.race --ours docs/learning/runs/connect4_v6 --peer docs/learning/runs/connect4_v3 \
+  python -m mcgs_jax.experiments.race --ours docs/learning/runs/connect4 --peer docs/learning/runs/peer --games 200
+  python -m mcgs_jax.experiments.race --ours docs/learning/runs/connect4_v6 --peer docs/learning/runs/connect4_v3 \
       --names v6 v3 --out docs/learning/race_v6_vs_v3      # any two runs, named
 
 * The curves: every evaluated row of both runs' `metrics.csv` (Pons error
@@ -31,14 +31,14 @@ import sys
 
 import jax
 
-from learning import agents
-from learning import arena as arena_lib
-from learning import checkpoint
-from learning import config as config_lib
-from learning import evaluation
-from learning import ground_truth
-from learning import loop
-from learning import cli
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import arena as arena_lib
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import cli
 from mcgs_jax import config as search_config_lib
 
 SETS = tuple(ground_truth.C4_SETS)

@@ -1,8 +1,8 @@
 """AlphaZero training with the graph search: self-play, replay, optax updates.
 
-  python -m experiments.train --env tictactoe --out runs/ttt
-  python -m experiments.train --env connect4 --out runs/c4 --iterations 200
-  python -m experiments.train --out runs/c4            # resume with the saved config
+  python -m mcgs_jax.experiments.train --env tictactoe --out runs/ttt
+  python -m mcgs_jax.experiments.train --env connect4 --out runs/c4 --iterations 200
+  python -m mcgs_jax.experiments.train --out runs/c4            # resume with the saved config
 
 Each iteration plays `moves_per_iteration` moves in each of `games` games
 (one search per move), adds the positions of finished games to the replay
@@ -15,7 +15,7 @@ from the last complete checkpoint, whenever the previous run was stopped
 and the result equals an uninterrupted run.
 
 Options not on the command line come from `--config FILE.json` (fields of
-`learning.config.TrainConfig`) over the env's defaults. Outputs in DIR:
+`mcgs_jax.learning.config.TrainConfig`) over the env's defaults. Outputs in DIR:
 config.json, metrics.csv, checkpoints/, agent.msgpack (the latest network,
 for `load_agent`), snapshots/ (the network at each evaluation, for the
 arena), plots/ and, with --tensorboard, tb/.
@@ -36,13 +36,13 @@ import warnings
 
 import jax
 
-import envs
-from learning import checkpoint as checkpoint_lib
-from learning import cli
-from learning import config as config_lib
-from learning import ground_truth
-from learning import loop
-from learning import plots
+from mcgs_jax import envs
+from mcgs_jax.learning import checkpoint as checkpoint_lib
+from mcgs_jax.learning import cli
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import plots
 from mcgs_jax import config as search_config_lib
 
 
@@ -96,11 +96,11 @@ def resolve_config(args) -> config_lib.TrainConfig:
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--env", help="env id (envs.make), e.g. tictactoe, connect4, nim:3,20")
+  parser.add_argument("--env", help="env id (mcgs_jax.envs.make), e.g. tictactoe, connect4, nim:3,20")
   parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
   parser.add_argument("--iterations", type=int, default=None,
                       help="train until this iteration (total, resumed ones included); "
-                      "default: the env's (learning.config.default_iterations)")
+                      "default: the env's (mcgs_jax.learning.config.default_iterations)")
   parser.add_argument("--search", choices=config_lib.SEARCHES)
   parser.add_argument("--root-policy", choices=search_config_lib.ROOT_POLICIES,
                       help="puct (visit-count targets) or gumbel (Gumbel root search, "
@@ -287,7 +287,7 @@ class Screen:
 
 
 def train(args) -> None:
-  """Runs `experiments.train`'s command line (parsed `args`)."""
+  """Runs `mcgs_jax.experiments.train`'s command line (parsed `args`)."""
   if args.distributed:
     jax.distributed.initialize()
   config = resolve_config(args)

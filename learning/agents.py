@@ -10,7 +10,7 @@ in Python; they are for ground truth and tests, not for speed.
   PolicyAgent(eval_fn, params)                argmax of the prior over legal moves
   RandomAgent()                               a uniformly random legal move
   ExactAgent(env)                             a value-keeping move of a small game
-                                              (full enumeration, `envs.exhaustive`)
+                                              (full enumeration, `mcgs_jax.envs.exhaustive`)
   Connect4SolverAgent()                       a best move by the exact Connect-4 solver
   rollout_baseline(env)                       MCGS with one random rollout per leaf,
                                               800 simulations, no network
@@ -29,11 +29,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import mcgs_jax
-from envs import base
-from envs import bits
-from envs import connect4
-from envs import evaluators
-from envs import exhaustive
+from mcgs_jax.envs import base
+from mcgs_jax.envs import bits
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import evaluators
+from mcgs_jax.envs import exhaustive
 from mcgs_jax import dual
 
 
@@ -133,7 +133,7 @@ class RandomAgent(Agent):
 @dataclasses.dataclass(frozen=True, eq=False)
 class ExactAgent(Agent):
   """A perfect player of a small game: a move whose exact value equals the
-  position's (`envs.exhaustive.game_table`, enumerated once per env on first
+  position's (`mcgs_jax.envs.exhaustive.game_table`, enumerated once per env on first
   use; tic-tac-toe takes a few seconds).
 
   Attributes:
@@ -168,7 +168,7 @@ class ExactAgent(Agent):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Connect4SolverAgent(Agent):
-  """A best Connect-4 move by the exact solver (`envs.connect4_solver`, Pons'
+  """A best Connect-4 move by the exact solver (`mcgs_jax.envs.connect4_solver`, Pons'
   scores: the fastest win, the slowest loss).
 
   Works from the state's bitboards, so no move string is needed. The cost
@@ -216,7 +216,7 @@ def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
   """Pons score after each column of one Connect-4 position.
 
   From the side that moves next there (None for a full column), as
-  `envs.connect4_solver.solve_columns` but from bitboards.
+  `mcgs_jax.envs.connect4_solver.solve_columns` but from bitboards.
 
   Args:
     position: uint32[2], the stones of the player to move (stored form).
@@ -227,7 +227,7 @@ def solver_column_scores(position: Any, mask: Any, ply: int) -> list:
     A list of 7 ints or None.
   """
   # Imported here: numba compiles the solver on first use.
-  from envs import connect4_solver  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.envs import connect4_solver  # pylint: disable=g-import-not-at-top
   solver = connect4_solver.default_solver()
   position, mask = bits.to_int(position), bits.to_int(mask)
   height = connect4.NUM_ROWS

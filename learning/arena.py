@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
-from envs import exhaustive
-from learning import agents as agents_lib
+from mcgs_jax.envs import base
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.learning import agents as agents_lib
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -216,7 +216,7 @@ def round_robin(env: Any, agents: list[agents_lib.Agent], rng: jax.Array,
 
   Returns:
     Game records (i, j, score) with i < j the agents' indices and score
-    agent i's result: 1 win, 0.5 draw, 0 loss (the input of `learning.elo`).
+    agent i's result: 1 win, 0.5 draw, 0 loss (the input of `mcgs_jax.learning.elo`).
 
   Raises:
     ValueError: fewer than 2 agents, or an odd or too small

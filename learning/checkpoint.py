@@ -48,9 +48,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-import envs
-import networks
-from learning import config as config_lib
+from mcgs_jax import envs
+from mcgs_jax import networks
+from mcgs_jax.learning import config as config_lib
 from mcgs_jax import dual
 
 

@@ -3,10 +3,15 @@
 Every command of `experiments` builds its parser with `ArgumentParser` and
 runs through `main`:
 
+  loop = cli.lazy("mcgs_jax.learning.loop")      # loaded on first use
   parser = cli.ArgumentParser(description=...)   # adds --debug
   ...
   if __name__ == "__main__":
     sys.exit(cli.main(run))                      # run(argv) -> exit code
+
+A command imports the library (and with it jax, a few seconds) through
+`lazy`, so that its arguments are checked first: a typo is answered at once.
+This module itself imports nothing heavy.
 
 A user's mistake (a bad flag, an unknown env or config field, a value out
 of range, a missing file, a run folder another process holds) prints
@@ -18,13 +23,13 @@ its traceback.
 
 import argparse
 import errno
+import importlib.util
 import os
 import sys
+import types
 from typing import Callable, Sequence
 
-from learning import checkpoint as checkpoint_lib
-from learning import run_lock
-from mcgs_jax import expansion
+from mcgs_jax.learning import run_lock
 
 USAGE = 2
 FAILURE = 1
@@ -34,8 +39,48 @@ PIPE_CLOSED = 141
 # The user's mistakes: what they typed or pointed at.
 USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
                 PermissionError, run_lock.RunBusyError)
-# A run that started and could not go on.
-RUN_FAILURES = (checkpoint_lib.CheckpointError, FloatingPointError)
+# A run that started and could not go on (with the checkpoints' errors,
+# `_run_failures`).
+RUN_FAILURES = (FloatingPointError,)
+
+
+def lazy(name: str) -> types.ModuleType:
+  """The module `name`, imported when one of its attributes is first read.
+
+  A command binds the library modules it uses at its top, as with `import`,
+  but their code (and jax's) runs only once the command uses them: after its
+  arguments were checked.
+
+  Args:
+    name: the module's full name, e.g. "jax" or "mcgs_jax.learning.loop".
+
+  Returns:
+    The module (the module itself where it is imported already).
+  """
+  if name in sys.modules:
+    return sys.modules[name]
+  spec = importlib.util.find_spec(name)
+  if spec is None:
+    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+  spec.loader = importlib.util.LazyLoader(spec.loader)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[name] = module
+  spec.loader.exec_module(module)
+  parent, _, child = name.rpartition(".")
+  if parent:
+    setattr(sys.modules[parent], child, module)   # as `import a.b` binds b on a
+  return module
+
+
+def _loaded(name: str) -> types.ModuleType | None:
+  """The module `name` if its code has run (not a `lazy` one never used)."""
+  module = sys.modules.get(name)
+  return module if type(module) is types.ModuleType else None   # pylint: disable=unidiomatic-typecheck
+
+
+def _run_failures() -> tuple[type[BaseException], ...]:
+  checkpoint = _loaded("mcgs_jax.learning.checkpoint")
+  return RUN_FAILURES + ((checkpoint.CheckpointError,) if checkpoint else ())
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -44,7 +89,7 @@ class ArgumentParser(argparse.ArgumentParser):
   def __init__(self, *args, **kwargs):
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    if "prog" not in kwargs and spec is not None and spec.name.startswith("experiments."):
+    if "prog" not in kwargs and spec is not None and spec.name.startswith("mcgs_jax.experiments."):
       kwargs["prog"] = f"python -m {spec.name}"   # not "train.py"
     super().__init__(*args, **kwargs)
     self.add_argument("--debug", action="store_true",
@@ -72,7 +117,8 @@ def explain(error: BaseException) -> tuple[str, int] | None:
   text = str(error)
   # A network output refused inside a jitted search arrives wrapped in
   # jax's runtime error, the EvaluatorError's message at its end.
-  evaluator = expansion.as_evaluator_error(error)
+  expansion = _loaded("mcgs_jax.expansion")   # not loaded: no search ran
+  evaluator = expansion.as_evaluator_error(error) if expansion else None
   if evaluator is not None:
     return "the network's output was refused: " + _first_line(str(evaluator)), FAILURE
   if _no_space(error):
@@ -82,7 +128,7 @@ def explain(error: BaseException) -> tuple[str, int] | None:
       where = f" ({error.filename}{': ' + detail if detail else ''})"
     return (f"no space left on the device{where}: free some and rerun the same command to "
             "resume (the last complete checkpoint is kept)"), FAILURE
-  if isinstance(error, RUN_FAILURES):
+  if isinstance(error, _run_failures()):
     return _first_line(text), FAILURE
   if isinstance(error, USAGE_ERRORS):
     if isinstance(error, OSError) and error.filename and error.strerror:

@@ -1,6 +1,6 @@
 """The training run's settings: one frozen dataclass, defaults per env.
 
-`experiments.train` reads them in this order: the env's defaults
+`mcgs_jax.experiments.train` reads them in this order: the env's defaults
 (`default_config`), then a JSON config file (`--config FILE`, an object whose
 keys are field names), then the command-line options. The resolved config is
 written to `DIR/config.json` and a resumed run must agree with it.
@@ -12,14 +12,14 @@ import json
 from typing import Any
 
 import mcgs_jax
-import networks
+from mcgs_jax import networks
 from mcgs_jax import config as search_config_lib
 from mcgs_jax import dual
 from mcgs_jax import field_spec
 from mcgs_jax import modes
 from mcgs_jax.field_spec import FLAG, count, number, one_of, share
-from learning import selfplay
-from learning import trainer
+from mcgs_jax.learning import selfplay
+from mcgs_jax.learning import trainer
 
 # Searches of two evaluators (`mcgs_jax.dual`): they need a two-head network.
 TWO_SEARCHES = ("dual", "mpv")
@@ -34,7 +34,7 @@ NETWORK_NAMES = tuple(networks.NETWORKS) + ("pair",)
 # construction before any use; docs/configuration.md lists them.
 SEARCH_KINDS = (mcgs_jax.SearchConfig, dual.DualConfig)
 FIELDS = {
-    "env": field_spec.Spec(str, note="an env id of `envs.make`"),
+    "env": field_spec.Spec(str, note="an env id of `mcgs_jax.envs.make`"),
     "network": one_of(*NETWORK_NAMES),
     "network_kwargs": field_spec.Spec(tuple, note="the network's keyword arguments"),
     "search": field_spec.Spec(SEARCH_KINDS, note="self-play's search; a JSON object in files"),
@@ -195,8 +195,8 @@ class TrainConfig:
   """Every setting of a training run.
 
   Attributes:
-    env: env id (`envs.make`).
-    network: 'mlp', 'resnet', 'seresnet' or 'dual' (`networks.make`).
+    env: env id (`mcgs_jax.envs.make`).
+    network: 'mlp', 'resnet', 'seresnet' or 'dual' (`mcgs_jax.networks.make`).
     network_kwargs: the network's other attributes, as sorted (name, value)
       pairs (a dict in JSON).
     search: self-play's search: a `mcgs_jax.SearchConfig` (every one of its
@@ -266,7 +266,7 @@ class TrainConfig:
       process's CPU seconds of self-play and training, which unlike `wall_s`
       do not grow when other processes share the cores) passes each multiple
       of this many seconds (0: off), and once early, at the first
-      iteration past `learning.loop.FIRST_EVAL_S` (60) CPU seconds; runs
+      iteration past `mcgs_jax.learning.loop.FIRST_EVAL_S` (60) CPU seconds; runs
       whose iterations differ in cost then get their curves at the same
       compute.
     eval_positions: positions per Pons set (Connect-4 only).
@@ -392,7 +392,7 @@ class TrainConfig:
                                    opponent_policy=self.opponent_policy_weight > 0)
 
   def network_options(self) -> dict[str, Any]:
-    """The network's keyword arguments for `networks.make`.
+    """The network's keyword arguments for `mcgs_jax.networks.make`.
 
     Returns:
       A dict (stored as sorted pairs, so the config stays hashable).
@@ -707,16 +707,16 @@ def configuration_markdown() -> str:
   return "\n".join([
       "# Configuration: the valid values of every field",
       "",
-      "`mcgs_jax.SearchConfig` and `learning.config.TrainConfig` check every field when they are",
+      "`mcgs_jax.SearchConfig` and `mcgs_jax.learning.config.TrainConfig` check every field when they are",
       "constructed: a value of the wrong type (a count given as a float, a flag as a number, a",
       "number as a string) raises `TypeError`, one out of range `ValueError`, each in one line that",
       "names the field, its valid values and the value given. A `--config` file of",
-      "`experiments.train` is a JSON object of `TrainConfig` fields; an unknown field name is refused",
+      "`mcgs_jax.experiments.train` is a JSON object of `TrainConfig` fields; an unknown field name is refused",
       "with the nearest known one. The fields' meanings are in the classes' docstrings;",
       "combinations some fields exclude are checked after these ranges (e.g. `solver_bounds` needs",
       "`solver`, `q_init` lies within [`value_min`, `value_max`]).",
       "",
-      "This page is generated from the code (`learning.config.write_configuration_doc()`); a test",
+      "This page is generated from the code (`mcgs_jax.learning.config.write_configuration_doc()`); a test",
       "keeps it equal to it.",
       "",
       "## SearchConfig",
@@ -742,9 +742,9 @@ def configuration_markdown() -> str:
       "### Older configs' flat search fields",
       "",
       "Configs written before the searches were nested (run folders, checkpoints, `--config`",
-      "files) held these flat fields; they still load (`learning.config.migrate`, by the rules",
+      "files) held these flat fields; they still load (`mcgs_jax.learning.config.migrate`, by the rules",
       "they always had: self-play with root noise, evaluation without, the solver where either",
-      "flag asks), and `experiments.train`'s `--search`, `--simulations` and `--root-policy` set",
+      "flag asks), and `mcgs_jax.experiments.train`'s `--search`, `--simulations` and `--root-policy` set",
       "them.",
       "",
       field_spec.markdown_table(LEGACY_FIELDS, LEGACY_DEFAULTS),

@@ -124,7 +124,7 @@ def fit(records, num_players: int, reference: int = 0, alpha: float = 0.01,
 
   Args:
     records: (i, j, score) per game, score player i's result (1 win, 0.5
-      draw, 0 loss), as `learning.arena.round_robin` returns.
+      draw, 0 loss), as `mcgs_jax.learning.arena.round_robin` returns.
     num_players: N; players are 0..N-1.
     reference: the player rated 0.
     alpha: regularisation of the fit (see the module docstring).

@@ -1,11 +1,11 @@
 """Evaluation while training: exact ground truth and the arena.
 
-Every `eval_every` iterations the training loop (`learning.loop`) calls
+Every `eval_every` iterations the training loop (`mcgs_jax.learning.loop`) calls
 `evaluate_iteration`, which
 
 * measures the raw policy (argmax of the prior over legal moves) and a
   fixed-budget search (`eval_simulations`, no root noise) against exact
-  values (`learning.ground_truth`): Connect-4 error rates on Pons' sets,
+  values (`mcgs_jax.learning.ground_truth`): Connect-4 error rates on Pons' sets,
   value-keeping move rates for tic-tac-toe, Nim and HSR; columns `policy_*`
   and `search_*`;
 * saves the network as a snapshot (`DIR/snapshots/iteration_N.msgpack`);
@@ -26,12 +26,12 @@ from typing import Any
 
 import jax
 
-from envs import connect4
-from learning import agents
-from learning import arena
-from learning import checkpoint
-from learning import elo
-from learning import ground_truth
+from mcgs_jax.envs import connect4
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import arena
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import elo
+from mcgs_jax.learning import ground_truth
 
 BASELINE = "baseline"
 

@@ -1,17 +1,17 @@
 """Exact move quality of an agent: figures for training curves.
 
 Small games (tic-tac-toe, Nim, HSR): every reachable non-terminal position
-with its exact value and the exact value of every move (`envs.exhaustive`,
+with its exact value and the exact value of every move (`mcgs_jax.envs.exhaustive`,
 enumerated once per env). A move *keeps the value* when its value equals
 the position's (a won position stays won, a drawn one drawn; in a lost
 position every legal move does).
 
 Connect-4: Pascal Pons' test sets with the exact score of every column
-(`envs.pons`, read from its `DATA_DIR`). A move is an *error*
+(`mcgs_jax.envs.pons`, read from its `DATA_DIR`). A move is an *error*
 when it does not preserve the position's outcome (win, draw or loss), as in
 AlphaZero.jl's Pons benchmark; in a lost position no legal move is an
 error. The error rate is 1 - the 'outcome-preserving' rate of
-`experiments.connect4_accuracy`.
+`mcgs_jax.experiments.connect4_accuracy`.
 
 `evaluate(env, agent, rng)` gives the figures of whichever env as a flat
 dict whose names can be metrics columns:
@@ -35,13 +35,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from envs import connect4
-from envs import exhaustive
-from envs import hsr
-from envs import nim
-from envs import pons
-from envs import tictactoe
-from learning import agents as agents_lib
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.envs import hsr
+from mcgs_jax.envs import nim
+from mcgs_jax.envs import pons
+from mcgs_jax.envs import tictactoe
+from mcgs_jax.learning import agents as agents_lib
 
 # Pons' sets by difficulty (stones: L3 end game 29-41, L2 middle 15-28, L1
 # beginning 1-14; R1..R3 easy to hard).
@@ -65,7 +65,7 @@ def keeps_value_rate(env: Any, agent: agents_lib.Agent, rng: jax.Array,
   non-terminal position of a small game.
 
   Args:
-    env: tic-tac-toe, a Nim variant or HSR (any env `envs.exhaustive` can
+    env: tic-tac-toe, a Nim variant or HSR (any env `mcgs_jax.envs.exhaustive` can
       enumerate).
     agent: the agent.
     rng: a PRNG key (agent randomness and the choice of positions).
@@ -141,7 +141,7 @@ def connect4_error_rates(agent: agents_lib.Agent, rng: jax.Array,
 
   Raises:
     ValueError: an unknown set name, or `positions_per_set` < 1.
-    FileNotFoundError: a set's file is missing from `envs.pons.DATA_DIR`.
+    FileNotFoundError: a set's file is missing from `mcgs_jax.envs.pons.DATA_DIR`.
   """
   for name in sets:
     if name.removeprefix("Test_") not in C4_SETS:
@@ -192,7 +192,7 @@ def connect4_value_errors(eval_fn: Any, params: Any, rng: jax.Array,
     band; NaN for a set without them)}.
 
   Raises:
-    FileNotFoundError: a set's file is missing from `envs.pons.DATA_DIR`.
+    FileNotFoundError: a set's file is missing from `mcgs_jax.envs.pons.DATA_DIR`.
   """
   figures = {}
   for index, name, positions, states in _pons_sets(sets, positions_per_set):

@@ -6,8 +6,8 @@
 
 `Run` holds the run's state (a dict of arrays, checkpointed as one pytree:
 `initial_state` lists its fields) and sequences the pure, jitted stages of
-`learning.selfplay`, `learning.replay` and `learning.trainer`; the
-evaluation is `learning.evaluation.evaluate_iteration`, which takes the
+`mcgs_jax.learning.selfplay`, `mcgs_jax.learning.replay` and `mcgs_jax.learning.trainer`; the
+evaluation is `mcgs_jax.learning.evaluation.evaluate_iteration`, which takes the
 network and the arena records and returns the figures and the new records.
 Every iteration appends one row to `DIR/metrics.csv` and is checkpointed
 (orbax; with `checkpoint_every` N, the first, every N-th and the last before
@@ -15,7 +15,7 @@ Every iteration appends one row to `DIR/metrics.csv` and is checkpointed
 checkpoint (an unreadable newest step is moved aside and the one before is
 used), so a run killed at any moment loses no iteration (it repeats at most
 N - 1 of them, to the same results), and the result equals an
-uninterrupted run. `experiments.train`
+uninterrupted run. `mcgs_jax.experiments.train`
 is the command line around it.
 
 Outputs in DIR: config.json, metrics.csv, checkpoints/, agent.msgpack (the
@@ -36,18 +36,18 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from learning import checkpoint as checkpoint_lib
-from learning import config as config_lib
-from learning import evaluation
-from learning import plots
-from learning import replay
-from learning import run_lock
-from learning import selfplay
-from learning import trainer
-from learning import warm_start
+from mcgs_jax.learning import checkpoint as checkpoint_lib
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import plots
+from mcgs_jax.learning import replay
+from mcgs_jax.learning import run_lock
+from mcgs_jax.learning import selfplay
+from mcgs_jax.learning import trainer
+from mcgs_jax.learning import warm_start
 from mcgs_jax import expansion
-from learning.checkpoint import AGENT, CONFIG, build_network, init_variables
-from networks import losses
+from mcgs_jax.learning.checkpoint import AGENT, CONFIG, build_network, init_variables
+from mcgs_jax.networks import losses
 
 METRICS = "metrics.csv"
 

@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import base
-from learning import example as example_lib
+from mcgs_jax.envs import base
+from mcgs_jax.learning import example as example_lib
 
 
 @chex.dataclass(frozen=True)

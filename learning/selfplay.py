@@ -15,7 +15,7 @@ call looks back over the last `env.max_game_length` moves of the previous one
 this call are emitted now, positions emitted before are not emitted again,
 and no position is lost at a call boundary. The examples come out as a fixed
 [M] batch with a `valid` mask (M = (H + num_moves) * B), ready for
-`learning.replay.add`.
+`mcgs_jax.learning.replay.add`.
 
 The graph is not kept across calls: the network changes between calls, so
 each call starts its games from fresh roots (within a call, reuse is exact).
@@ -29,9 +29,9 @@ import jax
 import jax.numpy as jnp
 
 import mcgs_jax
-from envs import base
+from mcgs_jax.envs import base
 from mcgs_jax import dual
-from learning import example as example_lib
+from mcgs_jax.learning import example as example_lib
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,10 +26,10 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-import networks
-from learning import example as example_lib
-from learning import replay
-from networks import losses
+from mcgs_jax import networks
+from mcgs_jax.learning import example as example_lib
+from mcgs_jax.learning import replay
+from mcgs_jax.networks import losses
 
 LOSSES = ("alphazero", "kl")
 

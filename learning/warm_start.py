@@ -2,7 +2,7 @@
 
 Before self-play, the network can be trained on positions whose exact value
 and best moves are known: every position of a small game (tic-tac-toe, Nim,
-HSR: full enumeration, `envs.exhaustive`), or Connect-4 positions reached by
+HSR: full enumeration, `mcgs_jax.envs.exhaustive`), or Connect-4 positions reached by
 random play and labelled by the exact solver. The policy target is uniform
 over the best moves, the value target the exact game value for the player to
 move (the sign of the solver's score for Connect-4).
@@ -14,11 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import connect4
-from envs import exhaustive
-from learning import agents
-from learning import example as example_lib
-from learning import ground_truth
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import example as example_lib
+from mcgs_jax.learning import ground_truth
 
 # Connect-4 positions are drawn after this many random plies or more: earlier
 # ones cost the solver seconds to minutes each.

@@ -2,7 +2,7 @@
 
 A small search T_S with budget b_S and a cheap evaluator f_S, and a large
 search T_L with budget b_L and an accurate evaluator f_L, both from the same
-root, built from the engine's own pieces (`search.init`, `run_simulations`,
+root, built from the engine's own pieces (`engine.init`, `run_simulations`,
 `simulation_step`):
 
   1. T_S runs its share of b_S simulations with f_S (plain PUCT, any backup:
@@ -51,9 +51,9 @@ from mcgs_jax import model as model_lib
 from mcgs_jax import policies
 from mcgs_jax import selection
 # Functions, not the module: the package binds the name `search` to the function.
-from mcgs_jax.search import init as _init
-from mcgs_jax.search import run_simulations as _run_simulations
-from mcgs_jax.search import simulation_step as _simulation_step
+from mcgs_jax.engine import init as _init
+from mcgs_jax.engine import run_simulations as _run_simulations
+from mcgs_jax.engine import simulation_step as _simulation_step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,7 +262,7 @@ def share_states(small: graph_lib.Graph, large: graph_lib.Graph) -> graph_lib.Gr
 def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, count: int):
   """`count` simulations of T_L, leaves by T_S's priority (see the module
   docstring); PUCT where no prioritised leaf is usable. Simulation i is a
-  `search.simulation_step` with `fold_in(rng, i)`, this selection rule and
+  `engine.simulation_step` with `fold_in(rng, i)`, this selection rule and
   the value mix."""
   large_config = config.large
   parent_node, parent_action = jax.vmap(parents)(small)
@@ -313,7 +313,7 @@ def run(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEval,
     capacity of its own SearchConfig).
 
   Raises:
-    ValueError: (at trace time) an unbatched state (see `search.init`).
+    ValueError: (at trace time) an unbatched state (see `engine.init`).
   """
   model = model_lib.as_model(env)
   small_rng, large_rng, sims_rng = jax.random.split(rng, 3)
@@ -352,7 +352,7 @@ def search(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: DualEv
     counters summed over both searches; fields with leading dimension B.
 
   Raises:
-    ValueError: (at trace time) an unbatched state (see `search.init`).
+    ValueError: (at trace time) an unbatched state (see `engine.init`).
   """
   run_rng, out_rng = jax.random.split(rng)
   small, large = run(params, run_rng, state, env, eval_fn, config)

@@ -1,6 +1,6 @@
 """Growing the graph by one edge: lookup, evaluation, storing, backing up.
 
-The phases of a simulation step (`search.simulation_step`) that read or
+The phases of a simulation step (`engine.simulation_step`) that read or
 write the graph after the selection (`selection.select_batch`) and the
 model's transition:
   - `lookup` (vmap) of the children's keys in each game's hash table;

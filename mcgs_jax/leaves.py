@@ -4,7 +4,7 @@ With few games, one leaf per game per step leaves the network batch small.
 Here each step selects L leaves per game one after another, each steered
 away from the earlier ones by virtual losses (every pending leaf counts as a
 visit that lost, value_min, on each edge of its path): `select_leaves`, the
-selection rule that `search.simulation_step` runs before ONE batched
+selection rule that `engine.simulation_step` runs before ONE batched
 transition and ONE `eval_fn` call over the L * B leaves; the step then
 expands and backs them up one after another on the real graph.
 
@@ -66,7 +66,7 @@ def select_leaves(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mo
 
   Returns:
     Selection [L, B] (kind NO_SIMULATION for a leaf that runs no
-    simulation), for `search.simulation_step`.
+    simulation), for `engine.simulation_step`.
   """
   remaining = config.num_simulations - graph.stats.simulations
 

@@ -92,7 +92,7 @@ def noisy_root_prior(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,
 def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
                   config: config_lib.SearchConfig) -> graph_lib.Graph:
   """A kept graph's roots with fresh noise on their priors, where the config
-  asks for noise (`noisy_root_prior`; a new root has it from `search.init`).
+  asks for noise (`noisy_root_prior`; a new root has it from `engine.init`).
 
   Args:
     rng: a PRNG key.

@@ -26,7 +26,7 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import policies
-from mcgs_jax import search as search_lib
+from mcgs_jax.engine import init as init_search
 
 # Graph fields without a node axis; every other field is [B, N, ...] and is
 # moved with its node, so node fields added to `Graph` later need no edits here.
@@ -262,11 +262,11 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
     Graph [B, N, A]; call `run_simulations` then `summarize` on it.
 
   Raises:
-    ValueError: (at trace time) as `advance` and `search.init`.
+    ValueError: (at trace time) as `advance` and `engine.init`.
   """
   init_rng, noise_rng = jax.random.split(rng)
   advanced, kept = advance(graph, action, config)
-  fresh = search_lib.init(params, init_rng, next_state, env, eval_fn, config)
+  fresh = init_search(params, init_rng, next_state, env, eval_fn, config)
   kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
   advanced = policies.renoise_roots(noise_rng, advanced, config)
   advanced = policies.with_root_gumbel(jax.random.fold_in(noise_rng, 1), advanced,

@@ -9,18 +9,18 @@
 
 Networks: `MLP` (any observation, flattened; the one for flat Nim / HSR
 vectors), `ResNet`, `SEResNet` and `DualHeadResNet` (board planes
-[B, H, W, C]). See `networks.adapter` for the conventions.
+[B, H, W, C]). See `mcgs_jax.networks.adapter` for the conventions.
 """
 
 import os
 
-from networks import losses
-from networks.adapter import (HEADS, NETWORKS, MLPEval, NetworkEval, apply, has_two_heads, init,
+from mcgs_jax.networks import losses
+from mcgs_jax.networks.adapter import (HEADS, NETWORKS, MLPEval, NetworkEval, apply, has_two_heads, init,
                               make, mlp_eval, observation_shape)
-from networks.losses import alphazero_loss, kl_illegal_loss, make_optimizer
-from networks.mlp import MLP, init_params
-from networks.resmlp import DualHeadResMLP, NetworkPair, ResMLP
-from networks.resnet import DualHeadResNet, ResNet, SEResNet
+from mcgs_jax.networks.losses import alphazero_loss, kl_illegal_loss, make_optimizer
+from mcgs_jax.networks.mlp import MLP, init_params
+from mcgs_jax.networks.resmlp import DualHeadResMLP, NetworkPair, ResMLP
+from mcgs_jax.networks.resnet import DualHeadResNet, ResNet, SEResNet
 
 # The shipped Connect-4 agent (config, weights, curves), package data.
 PRETRAINED_CONNECT4 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained",

@@ -31,9 +31,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from networks import mlp
-from networks import resmlp
-from networks import resnet
+from mcgs_jax.networks import mlp
+from mcgs_jax.networks import resmlp
+from mcgs_jax.networks import resnet
 
 NETWORKS = {
     "mlp": mlp.MLP,

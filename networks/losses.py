@@ -11,7 +11,7 @@
 Both losses are weighted means over the examples: `weights` [B] (default all
 1) is the mask of valid examples of a padded batch, or importance weights.
 An example whose target policy is all zero has no policy target (a move of
-playout cap randomization's cheap searches, `learning.selfplay`): it enters
+playout cap randomization's cheap searches, `mcgs_jax.learning.selfplay`): it enters
 the value term only, and the policy terms are means over the other examples.
 `components` maps names to scalars (the same weighted means):
   'policy'   the policy term of the loss (cross-entropy or KL);

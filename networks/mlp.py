@@ -52,7 +52,7 @@ class MLP(nn.Module):
 
 
 def init_params(network: nn.Module, rng: chex.PRNGKey, example_observation: chex.Array) -> Any:
-  """Initial variables; `networks.init` under its older name.
+  """Initial variables; `mcgs_jax.networks.init` under its older name.
 
   Args:
     network: the flax module.

@@ -17,7 +17,7 @@ are in [-1, 1] for the player to move.
 Every convolution is followed by BatchNorm, which normalises with its running
 averages when `train=False` and with the batch's statistics when `train=True`;
 training applies the network with `mutable=['batch_stats']` (see
-`networks.apply`). The variables are {'params', 'batch_stats'}. With
+`mcgs_jax.networks.apply`). The variables are {'params', 'batch_stats'}. With
 `batch_norm=False` (ResNet, SEResNet) the convolutions carry a bias instead
 and the variables are {'params'} (KataGo trains without BatchNorm: cheaper
 steps, and self-play and training see the same function).
@@ -72,7 +72,7 @@ def board_planes(observation: chex.Array, network_name: str) -> chex.Array:
   if len(shape) == 2:
     raise ValueError(
         f"{network_name} takes board planes [B, H, W, C], got a flat observation of shape "
-        f"{shape}; flat observations (Nim, HSR) need the MLP: networks.make('mlp', env)")
+        f"{shape}; flat observations (Nim, HSR) need the MLP: mcgs_jax.networks.make('mlp', env)")
   if len(shape) != 4:
     raise ValueError(
         f"{network_name} takes a batch of board planes [B, H, W, C], got shape {shape}")

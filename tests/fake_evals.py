@@ -12,7 +12,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from envs import bits
+from mcgs_jax.envs import bits
 
 M32 = 0xFFFFFFFF
 

@@ -9,11 +9,11 @@ import tempfile
 import jax
 import numpy as np
 
-from learning import checkpoint
-from learning import loop
-from learning import config as config_lib
-from learning import replay
-from learning import trainer
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import replay
+from mcgs_jax.learning import trainer
 from tests import compile_count
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from learning import alpharank
+from mcgs_jax.learning import alpharank
 
 
 def test_two_agents_by_hand():

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from tests import random_play
 from tests import variants

@@ -4,12 +4,12 @@ import jax
 import numpy as np
 import pytest
 
-import envs
-from envs import exhaustive
-from learning import agents
-from learning import arena
-from learning import elo
-from learning import evaluation
+from mcgs_jax import envs
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import arena
+from mcgs_jax.learning import elo
+from mcgs_jax.learning import evaluation
 
 RNG = jax.random.PRNGKey(0)
 TTT = envs.make("tictactoe")

@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from learning import loop
-from learning import cli
-from learning import config as config_lib
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import cli
+from mcgs_jax.learning import config as config_lib
 from tests.fake_evals import HashEval, NaNEval
 
 ENV = envs.make("tictactoe")

@@ -1,10 +1,10 @@
 """make bench-compare: the tree against a base commit, interleaved
-(`experiments.bench_compare`); the quick run against HEAD is slow (two
+(`mcgs_jax.experiments.bench_compare`); the quick run against HEAD is slow (two
 workers compile six cells each), so it runs under `make test-slow`."""
 
 import pytest
 
-from experiments import bench_compare
+from mcgs_jax.experiments import bench_compare
 
 
 def test_an_unknown_base_is_one_clear_error():

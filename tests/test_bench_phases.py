@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from experiments import bench_phases
+from mcgs_jax.experiments import bench_phases
 
 
 @pytest.mark.slow

@@ -6,8 +6,8 @@ import types
 import numpy as np
 import pytest
 
-from benchmarks import search_speed
-from experiments import bench_search
+from mcgs_jax.benchmarks import search_speed
+from mcgs_jax.experiments import bench_search
 
 
 def test_depth_figures_and_mctx_tree_depths():
@@ -47,7 +47,7 @@ def test_openings_differ_per_game_and_match_in_both_envs():
   import jax
   import pgx
 
-  import envs
+  from mcgs_jax import envs
   moves = search_speed.opening_moves(4, 3)
   assert moves.shape == (3, 4) and len({tuple(m) for m in np.asarray(moves).T}) > 1
   ours = search_speed.play_opening(envs.make("connect4"),

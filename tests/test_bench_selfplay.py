@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from benchmarks import selfplay_speed
-from experiments import bench_selfplay
+from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.experiments import bench_selfplay
 
 
 @pytest.mark.slow

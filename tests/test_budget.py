@@ -5,8 +5,8 @@ import jax
 import numpy as np
 import pytest
 
-import envs
-from envs import nim
+from mcgs_jax import envs
+from mcgs_jax.envs import nim
 import mcgs_jax
 from tests import invariants
 from tests.fake_evals import HashEval

@@ -8,10 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import evaluators
-from envs import tictactoe
+from mcgs_jax.envs import evaluators
+from mcgs_jax.envs import tictactoe
 from mcgs_jax import depth_i
 from mcgs_jax import expansion_policy
 from mcgs_jax import graph as graph_lib

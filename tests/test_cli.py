@@ -1,7 +1,7 @@
 """Command lines: every user mistake is one line and exit code 2, the
 traceback only with --debug; one run owns its folder (a second process is
 refused in one line naming the holder, and a killed holder leaves nothing
-stale); `experiments.play` ends cleanly at the end of its input."""
+stale); `mcgs_jax.experiments.play` ends cleanly at the end of its input."""
 
 import json
 import os
@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from experiments import arena
-from experiments import play
-from experiments import race
-from experiments import train
-from learning import cli
-from learning import run_lock
+from mcgs_jax.experiments import arena
+from mcgs_jax.experiments import play
+from mcgs_jax.experiments import race
+from mcgs_jax.experiments import train
+from mcgs_jax.learning import cli
+from mcgs_jax.learning import run_lock
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
@@ -154,7 +154,7 @@ def _python(*args, **kwargs):
 def test_a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes(tmp_path):
   out = tmp_path / "run"
   config = _config_file(tmp_path, **TINY)
-  argv = ["-m", "experiments.train", "--env", "tictactoe", "--out", str(out), "--config",
+  argv = ["-m", "mcgs_jax.experiments.train", "--env", "tictactoe", "--out", str(out), "--config",
           config, "--iterations", "6"]
   first = _python(*argv)
   owner = out / run_lock.OWNER

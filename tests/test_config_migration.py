@@ -7,7 +7,7 @@ import os
 import pytest
 
 import mcgs_jax
-from learning import config as config_lib
+from mcgs_jax.learning import config as config_lib
 from mcgs_jax import dual
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

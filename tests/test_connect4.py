@@ -8,9 +8,9 @@ import numpy as np
 import pgx
 import pytest
 
-from envs import bits
-from envs import connect4
-from envs import pons
+from mcgs_jax.envs import bits
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import pons
 
 ENV = connect4.Connect4()
 PGX = pgx.make("connect_four")

@@ -4,10 +4,10 @@ import importlib.util
 
 import pytest
 
-from benchmarks import accuracy
-from experiments import connect4_accuracy
-from learning import evaluation
-from envs import pons
+from mcgs_jax.benchmarks import accuracy
+from mcgs_jax.experiments import connect4_accuracy
+from mcgs_jax.learning import evaluation
+from mcgs_jax.envs import pons
 
 
 def test_wilson_interval_golden_values():

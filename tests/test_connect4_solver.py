@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from envs import connect4_solver
-from envs import pons
+from mcgs_jax.envs import connect4_solver
+from mcgs_jax.envs import pons
 
 SETS = tuple(f"Test_{name}" for name in pons.SETS)
 # Positions per set in the fast tests. Test_L1_R2 takes ~0.15 s a position and
@@ -157,16 +157,16 @@ def test_env_does_not_depend_on_the_solver():
               for alias in node.names}
   imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                for alias in node.names}
-  assert "connect4_solver" not in imported and "envs.connect4_solver" not in imported
-  code = ("import sys, envs, envs.connect4; "
-          "print('envs.connect4_solver' in sys.modules, 'numba' in sys.modules)")
+  assert "connect4_solver" not in imported and "mcgs_jax.envs.connect4_solver" not in imported
+  code = ("import sys, envs, mcgs_jax.envs.connect4; "
+          "print('mcgs_jax.envs.connect4_solver' in sys.modules, 'numba' in sys.modules)")
   out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                        text=True, check=True)
   assert out.stdout.split() == ["False", "False"], out.stdout
 
 
 def test_old_names_forward_with_a_deprecation_warning():
-  from envs import connect4  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.envs import connect4  # pylint: disable=g-import-not-at-top
   with pytest.warns(DeprecationWarning, match="connect4_solver.solve"):
     assert connect4.solve("4455") == 18
   with pytest.warns(DeprecationWarning, match="connect4_solver.solve_columns"):

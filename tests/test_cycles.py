@@ -9,7 +9,7 @@ import mctx
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax import selection
 from tests import invariants

@@ -1,5 +1,5 @@
-"""The accelerator session's CPU smoke run (`experiments.device_session
---quick`): the report (`experiments.device_report --quick`) writes its
+"""The accelerator session's CPU smoke run (`mcgs_jax.experiments.device_session
+--quick`): the report (`mcgs_jax.experiments.device_report --quick`) writes its
 markdown and one CSV per section, every section with rows, finite ratios
 against mctx and between XLA variants, the versions line and the list of
 skipped cells; the training run's results land beside it with their curve,
@@ -12,13 +12,13 @@ import types
 
 import pytest
 
-from benchmarks import report_plan
-from benchmarks import report_search
-from benchmarks import report_selfplay
-from benchmarks import report_training
-from benchmarks import selfplay_speed
-from experiments import device_report
-from experiments import device_session
+from mcgs_jax.benchmarks import report_plan
+from mcgs_jax.benchmarks import report_search
+from mcgs_jax.benchmarks import report_selfplay
+from mcgs_jax.benchmarks import report_training
+from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.experiments import device_report
+from mcgs_jax.experiments import device_session
 
 MEASURED = ("search", "selfplay", "memory", "device", "phases", "training", "xla", "kernels")
 
@@ -103,7 +103,7 @@ def test_kernel_rows_say_a_cpu_has_no_accelerator_plane(report):
 
 def test_device_events_are_counted_on_stream_lines_only():
   import jax  # pylint: disable=g-import-not-at-top
-  from benchmarks import measure  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.benchmarks import measure  # pylint: disable=g-import-not-at-top
   text = """
   planes {
     name: "/device:GPU:0"
@@ -184,7 +184,7 @@ def test_markdown_header_and_skipped_list(report):
   versions = next(line for line in text.splitlines() if line.startswith("Versions:"))
   for package in ("jax", "jaxlib", "mctx", "pgx"):
     assert f"{package} " in versions
-  assert "Command: `python -m experiments.device_report --out" in text
+  assert "Command: `python -m mcgs_jax.experiments.device_report --out" in text
   assert text.rstrip().count("--quick") >= 1
   for heading in ("## 1. Search", "## 2. Self-play", "## 3. Memory", "## 4. Phase",
                   "## 5. Training", "## 6. XLA", "## 7. Kernels", "## Skipped"):

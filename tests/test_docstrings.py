@@ -24,7 +24,8 @@ import pytest
 
 import mcgs_jax
 
-PACKAGES = ("mcgs_jax", "envs", "networks", "learning", "benchmarks")
+PACKAGES = ("mcgs_jax", "mcgs_jax.envs", "mcgs_jax.networks", "mcgs_jax.learning",
+            "mcgs_jax.benchmarks")
 SKIP_ARGS = {"self", "cls"}
 
 
@@ -113,6 +114,8 @@ def _public_definitions():
   seen = set()
   for name in mcgs_jax.__all__:
     obj = getattr(mcgs_jax, name)
+    if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+      continue   # __version__, the modes registry (a module, checked below)
     seen.add(id(obj))
     yield f"mcgs_jax.{name}", obj
   for module in _modules():

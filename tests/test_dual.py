@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import dual
@@ -195,10 +195,10 @@ def test_window_for_grows_with_the_state_space():
 
 @pytest.mark.slow
 def test_train_and_arena_with_dual_search(tmp_path):
-  from experiments import train
-  from learning import checkpoint
-  from learning import agents, arena
-  from learning import config as config_lib
+  from mcgs_jax.experiments import train
+  from mcgs_jax.learning import checkpoint
+  from mcgs_jax.learning import agents, arena
+  from mcgs_jax.learning import config as config_lib
   config = dict(network="dual_mlp", network_kwargs={"num_layers": 2, "width": 8},
                 small_simulations=4, large_simulations=3, games=4, moves_per_iteration=4,
                 batch_size=16, min_replay=8, updates_per_iteration=2, eval_every=0,

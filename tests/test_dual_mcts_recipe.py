@@ -1,5 +1,5 @@
 """The Dual MCTS table's Connect-4 runs with the real learner
-(`experiments.dual_mcts --recipe`): their configs and their rows."""
+(`mcgs_jax.experiments.dual_mcts --recipe`): their configs and their rows."""
 
 import csv
 import json
@@ -9,12 +9,12 @@ import jax
 import numpy as np
 import pytest
 
-from experiments import dual_mcts
-from learning import checkpoint
-from learning import config as config_lib
-from learning import evaluation
-from learning import ground_truth
-from learning import loop
+from mcgs_jax.experiments import dual_mcts
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import loop
 
 
 @pytest.mark.parametrize("algo", dual_mcts.ALGOS)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from learning import elo
+from mcgs_jax.learning import elo
 
 
 def _tournament(true_elo, games_per_pair, seed):

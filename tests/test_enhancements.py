@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import tictactoe
+from mcgs_jax.envs import tictactoe
 from mcgs_jax import policies
 from tests import fake_evals
 

@@ -1,4 +1,4 @@
-"""The per-game constants of `envs.base.Env` are plain attributes: never
+"""The per-game constants of `mcgs_jax.envs.base.Env` are plain attributes: never
 dataclass fields, so equality and hashing (envs are static `jax.jit`
 arguments) stay those of the fields, and recomputed by `dataclasses.replace`."""
 
@@ -7,11 +7,11 @@ import dataclasses
 import jax
 import pytest
 
-import envs
-from envs import base
-from envs import hsr
-from envs import nim
-from envs import pgx_env
+from mcgs_jax import envs
+from mcgs_jax.envs import base
+from mcgs_jax.envs import hsr
+from mcgs_jax.envs import nim
+from mcgs_jax.envs import pgx_env
 
 IDS = ("connect4", "tictactoe", "nim", "nim:3,10", "nim-misere:2,3", "hsr:2,3,7",
        "pgx:tic_tac_toe")

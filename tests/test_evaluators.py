@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envs import connect4
-from envs import nim
-from envs.evaluators import RolloutEval, UniformEval, rollout_eval, uniform_eval
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import nim
+from mcgs_jax.envs.evaluators import RolloutEval, UniformEval, rollout_eval, uniform_eval
 
 ENV = connect4.Connect4()
 
@@ -134,7 +134,7 @@ def test_num_rollouts_must_be_positive():
 
 
 def test_random_legal_action_is_uniform_over_legal_actions():
-  from envs import base  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.envs import base  # pylint: disable=g-import-not-at-top
   legal = jnp.array([[True, False, True, True, False, False, True],
                      [False] * 6 + [True],
                      [False] * 7])
@@ -148,7 +148,7 @@ def test_random_legal_action_is_uniform_over_legal_actions():
 
 
 def test_random_legal_action_with_many_actions():
-  from envs import base  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.envs import base  # pylint: disable=g-import-not-at-top
   legal = jnp.zeros((2, 40), bool).at[0, jnp.array([3, 17, 39])].set(True)
   draws = np.asarray(jax.vmap(lambda r: base.random_legal_action(r, legal))(
       jax.random.split(jax.random.PRNGKey(1), 9000)))

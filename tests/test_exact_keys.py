@@ -5,9 +5,9 @@ animal_shogi; an mctx `key_fn` declared inexact) make `search` refuse it."""
 import jax
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import pgx_env
+from mcgs_jax.envs import pgx_env
 from tests import test_cycles
 
 STATIC = ("env", "eval_fn", "config")

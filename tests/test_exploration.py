@@ -8,9 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import connect4
+from mcgs_jax.envs import connect4
 from tests import invariants
 from tests.fake_evals import HashEval
 from tests import variants

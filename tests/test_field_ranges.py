@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 import mcgs_jax
-from learning import config as config_lib
+from mcgs_jax.learning import config as config_lib
 from mcgs_jax import config as search_config_lib
 from mcgs_jax import field_spec
 from mcgs_jax.field_spec import Spec

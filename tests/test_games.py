@@ -8,12 +8,12 @@ import numpy as np
 import pgx
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import base
-from envs import hsr
-from envs import tictactoe
-from envs import exhaustive
+from mcgs_jax.envs import base
+from mcgs_jax.envs import hsr
+from mcgs_jax.envs import tictactoe
+from mcgs_jax.envs import exhaustive
 from tests import invariants
 
 

@@ -1,4 +1,4 @@
-"""The graph-vs-tree report (`experiments.graph_vs_tree report`) on
+"""The graph-vs-tree report (`mcgs_jax.experiments.graph_vs_tree report`) on
 hand-written metrics: one row per run, intervals over seeds, the curves."""
 
 import csv
@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-import networks
+from mcgs_jax import networks
 
-from experiments import graph_vs_tree
-from learning import cli
+from mcgs_jax.experiments import graph_vs_tree
+from mcgs_jax.learning import cli
 
 SETS = graph_vs_tree.C4_SETS
 

@@ -7,16 +7,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import connect4
-from envs import connect4_solver
-from envs import exhaustive
-from envs import nim
-from benchmarks import accuracy
-from envs import pons
-from learning import agents
-from learning import ground_truth
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import connect4_solver
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.envs import nim
+from mcgs_jax.benchmarks import accuracy
+from mcgs_jax.envs import pons
+from mcgs_jax.learning import agents
+from mcgs_jax.learning import ground_truth
 
 RNG = jax.random.PRNGKey(0)
 TTT = envs.make("tictactoe")

@@ -10,7 +10,7 @@ import mctx
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import gumbel

@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from tests import invariants
 from tests.fake_evals import HashEval

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 import mcgs_jax
-from experiments import loop_copies
+from mcgs_jax.experiments import loop_copies
 from tests import variants
 
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu",

@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from networks import losses
+from mcgs_jax.networks import losses
 
 LN3 = math.log(3.0)
 # softmax([0, ln 3]) = [1/4, 3/4]
@@ -210,8 +210,8 @@ def test_example_without_policy_target_trains_only_the_value(loss):
 def test_policy_loss_golden_and_skips_rows_without_target():
   """The auxiliary head's loss: the mean cross-entropy over rows with a
   target; the opponent-policy term enters the trainer's total with its weight."""
-  from learning import example as example_lib  # pylint: disable=g-import-not-at-top
-  from learning import trainer  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import example as example_lib  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import trainer  # pylint: disable=g-import-not-at-top
   logits = jnp.log(jnp.array([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]))
   target = jnp.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 0.0]])
   want = (math.log(2) + 0.5 * (math.log(10) + math.log(1.25))) / 2

@@ -1,4 +1,4 @@
-"""experiments.mcgs_vs_mcts: the core functions end to end on tiny budgets."""
+"""mcgs_jax.experiments.mcgs_vs_mcts: the core functions end to end on tiny budgets."""
 
 import os
 
@@ -6,11 +6,11 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import pons
-from experiments import mcgs_vs_mcts as mvm
-from learning import loop
+from mcgs_jax.envs import pons
+from mcgs_jax.experiments import mcgs_vs_mcts as mvm
+from mcgs_jax.learning import loop
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax import modes
 from tests.fake_evals import RandomEval

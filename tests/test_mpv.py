@@ -8,10 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-import networks
-from learning import trainer
+from mcgs_jax import networks
+from mcgs_jax.learning import trainer
 from mcgs_jax import dual
 
 
@@ -44,7 +44,7 @@ def test_pair_trains_both_networks_on_the_sum_of_their_losses():
   pair = _pair(env)
   variables = networks.init(pair, jax.random.PRNGKey(1), env.observe(state))
   outputs = networks.apply(pair, variables, env.observe(state))
-  from learning import example
+  from mcgs_jax.learning import example
   examples = example.Example(observation=env.observe(state),
                              legal_action_mask=state.legal_action_mask,
                              policy=jnp.full((4, env.num_actions), 1.0 / env.num_actions),
@@ -82,9 +82,9 @@ def test_mpv_search_spends_both_budgets(backup):
 
 @pytest.mark.slow
 def test_train_and_arena_with_mpv_search(tmp_path):
-  from experiments import train
-  from learning import checkpoint
-  from learning import agents, arena
+  from mcgs_jax.experiments import train
+  from mcgs_jax.learning import checkpoint
+  from mcgs_jax.learning import agents, arena
   config = dict(network="pair", network_kwargs={"kind": "resmlp", "small_blocks": 1,
                                                 "large_blocks": 2, "width": 8},
                 small_simulations=4, large_simulations=3, games=4, moves_per_iteration=4,
@@ -95,7 +95,7 @@ def test_train_and_arena_with_mpv_search(tmp_path):
   train.main(["--env", "nim:3,10", "--out", out, "--search", "mpv", "--config", str(path),
               "--iterations", "2"])
   env, eval_fn, params = checkpoint.load_agent(out)
-  from learning import config as config_lib
+  from mcgs_jax.learning import config as config_lib
   import os
   run_config = config_lib.TrainConfig.from_json(config_lib.load_json(os.path.join(out,
                                                                                   "config.json")))
@@ -106,6 +106,6 @@ def test_train_and_arena_with_mpv_search(tmp_path):
 
 
 def test_mpv_needs_a_two_network_config():
-  from learning import config as config_lib
+  from mcgs_jax.learning import config as config_lib
   with pytest.raises(ValueError, match="two-head network"):
     config_lib.replace(config_lib.TrainConfig(), search="mpv", network="mlp")

@@ -10,12 +10,12 @@ import numpy as np
 import pgx
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-import networks
-from envs import connect4
-from networks import MLP, MLPEval, init_params, mlp_eval
-from networks import resnet
+from mcgs_jax import networks
+from mcgs_jax.envs import connect4
+from mcgs_jax.networks import MLP, MLPEval, init_params, mlp_eval
+from mcgs_jax.networks import resnet
 
 ENV = connect4.Connect4()
 PGX = pgx.make("connect_four")
@@ -109,7 +109,7 @@ def _observations(game, batch_size, seed):
 def _tiny(name, game):
   """(network, variables) of the TINY `name` network for `game`.
 
-  The variables have `networks.init`'s structure (from its shapes alone) and
+  The variables have `mcgs_jax.networks.init`'s structure (from its shapes alone) and
   numpy random values: BatchNorm's scale, bias and averages all differ from
   their initial 1, 0, 0, 1 so they all matter, variances stay positive, and
   kernels have fan-in variance. No initialiser runs: on a busy CPU each one

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
-from envs import nim
+from mcgs_jax import envs
+from mcgs_jax.envs import nim
 
 
 def test_make_ids():

@@ -1,18 +1,31 @@
-"""The project carries its data: Pons' sets ship inside `envs`, a copy of the
-packages with no folder beside it evaluates Connect-4, and the wheel holds
-the files."""
+"""The project carries its data and installs as one package: Pons' sets ship
+inside `mcgs_jax.envs`, the wheel holds `mcgs_jax` alone (with the data, the
+shipped agent and the license), and the wheel's files with nothing beside
+them evaluate Connect-4."""
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import zipfile
 
-from envs import pons
+import pytest
+
+from mcgs_jax.envs import pons
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("mcgs_jax", "envs", "networks", "learning")
+FOLDERS = ("mcgs_jax", "envs", "networks", "learning", "benchmarks", "experiments")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> pathlib.Path:
+  out = tmp_path_factory.mktemp("wheel")
+  result = subprocess.run(
+      [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+       "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=300)
+  assert result.returncode == 0, result.stderr[-2000:]
+  wheel, = out.glob("mcgs_jax-*.whl")
+  return wheel
 
 
 def test_every_pons_file_is_inside_the_package():
@@ -25,7 +38,7 @@ def test_every_pons_file_is_inside_the_package():
 def test_no_project_file_reads_a_folder_beside_the_project():
   suffixes = {".py", ".toml", ".cfg", ""}
   offenders = []
-  for top in PACKAGES + ("experiments", "tests", "Makefile", "pyproject.toml"):
+  for top in FOLDERS + ("tests", "examples", "Makefile", "pyproject.toml"):
     for path in [ROOT / top] if (ROOT / top).is_file() else (ROOT / top).rglob("*"):
       if path.is_file() and path.suffix in suffixes and path != pathlib.Path(__file__):
         if "../shared" in path.read_text(errors="ignore"):
@@ -33,16 +46,29 @@ def test_no_project_file_reads_a_folder_beside_the_project():
   assert not offenders, offenders
 
 
-def test_a_copy_of_the_packages_alone_evaluates_connect4(tmp_path):
-  # The packages copied into an empty folder: nothing beside them, no
-  # ../shared, and the copy, not the checkout, on the path.
-  for package in PACKAGES:
-    shutil.copytree(ROOT / package, tmp_path / package,
-                    ignore=shutil.ignore_patterns("__pycache__", "pretrained"))
+def test_the_wheel_installs_one_package_with_its_data_and_license(wheel):
+  names = set(zipfile.ZipFile(wheel).namelist())
+  tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+  assert tops == {"mcgs_jax"}, sorted(tops)
+  for name in pons.SETS:
+    assert f"mcgs_jax/envs/data/connect4/Test_{name}" in names
+    assert f"mcgs_jax/envs/data/connect4/Test_{name}_columns" in names
+  assert "mcgs_jax/networks/pretrained/connect4/agent.msgpack" in names
+  assert "mcgs_jax/py.typed" in names
+  assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), sorted(names)[-8:]
+  for package in ("envs", "networks", "learning", "benchmarks", "experiments"):
+    assert f"mcgs_jax/{package}/__init__.py" in names
+
+
+def test_the_wheel_alone_evaluates_connect4(wheel, tmp_path):
+  # The wheel's files in an empty folder: no checkout, no ../shared beside
+  # them, and that folder, not the checkout, on the path.
+  zipfile.ZipFile(wheel).extractall(tmp_path)
   script = (
-      "import jax, envs\n"
-      "from envs import pons\n"
-      "from learning import agents, ground_truth\n"
+      "import jax\n"
+      "from mcgs_jax import envs\n"
+      "from mcgs_jax.envs import pons\n"
+      "from mcgs_jax.learning import agents, ground_truth\n"
       "assert str(pons.DATA_DIR).startswith(%r), pons.DATA_DIR\n"
       "figures = ground_truth.evaluate(envs.make('connect4'), agents.RandomAgent(),\n"
       "                                jax.random.key(0), c4_sets=('L3_R1', 'L1_R3'),\n"
@@ -53,19 +79,6 @@ def test_a_copy_of_the_packages_alone_evaluates_connect4(tmp_path):
                           capture_output=True, text=True, timeout=300)
   assert result.returncode == 0, result.stderr[-2000:]
   assert result.stdout.strip() == "['c4_error_L1_R3', 'c4_error_L3_R1']"
-
-
-def test_the_wheel_holds_the_data(tmp_path):
-  result = subprocess.run(
-      [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-       "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
-  assert result.returncode == 0, result.stderr[-2000:]
-  wheel, = tmp_path.glob("mcgs_jax-*.whl")
-  names = set(zipfile.ZipFile(wheel).namelist())
-  for name in pons.SETS:
-    assert f"envs/data/connect4/Test_{name}" in names
-    assert f"envs/data/connect4/Test_{name}_columns" in names
-  assert "networks/pretrained/connect4/agent.msgpack" in names
 
 
 def _tracked_files():

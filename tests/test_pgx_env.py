@@ -9,9 +9,9 @@ import numpy as np
 import pgx
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import pgx_env
+from mcgs_jax.envs import pgx_env
 from tests import variants
 
 STATIC = ("env", "eval_fn", "config")

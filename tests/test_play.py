@@ -1,13 +1,13 @@
-"""experiments.play: a human game against an agent through scripted input."""
+"""mcgs_jax.experiments.play: a human game against an agent through scripted input."""
 
 import json
 import os
 
 import jax
 
-from experiments import play
-from learning import checkpoint
-from learning import config as config_lib
+from mcgs_jax.experiments import play
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import config as config_lib
 
 
 def _agent_dir(tmp_path, env_id, **changes):

@@ -24,7 +24,7 @@ TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_s
 
 def _train(out, config, iterations):
   env = dict(os.environ, PYTHONPATH=str(ROOT))
-  return subprocess.run([sys.executable, "-m", "experiments.train", "--env", "tictactoe",
+  return subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "tictactoe",
                          "--out", str(out), "--config", str(config),
                          "--iterations", str(iterations)],
                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -1,4 +1,4 @@
-"""The peer recipe (experiments.peer_recipe) and the race (experiments.race)
+"""The peer recipe (mcgs_jax.experiments.peer_recipe) and the race (mcgs_jax.experiments.race)
 on tiny shapes: one peer run serves as both sides."""
 
 import csv
@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from experiments import peer_recipe
-from experiments import race
-from learning import checkpoint
-from learning import ground_truth
+from mcgs_jax.experiments import peer_recipe
+from mcgs_jax.experiments import race
+from mcgs_jax.learning import checkpoint
+from mcgs_jax.learning import ground_truth
 
 SETS = tuple(ground_truth.C4_SETS)
 

@@ -8,12 +8,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
-from envs import base
-from envs import connect4
-from envs import tictactoe
-from learning import example as example_lib
-from learning import replay
+from mcgs_jax import envs
+from mcgs_jax.envs import base
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import tictactoe
+from mcgs_jax.learning import example as example_lib
+from mcgs_jax.learning import replay
 
 _C4 = connect4.Connect4()
 _TTT = tictactoe.TicTacToe()

@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import nim
+from mcgs_jax.envs import nim
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from tests import invariants

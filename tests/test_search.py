@@ -9,9 +9,9 @@ import mctx
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import nim
+from mcgs_jax.envs import nim
 from tests import invariants
 from mcgs_jax import backup as backup_lib
 from tests.fake_evals import NaNEval, RandomEval

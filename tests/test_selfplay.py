@@ -8,9 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from learning import selfplay
+from mcgs_jax.learning import selfplay
 from tests import variants
 
 _play = jax.jit(selfplay.play, static_argnames=("env", "eval_fn", "config", "num_moves"))

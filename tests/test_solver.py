@@ -9,15 +9,15 @@ import jax
 import numpy as np
 import pytest
 
-import envs
+from mcgs_jax import envs
 import mcgs_jax
-from envs import connect4
-from envs import nim as nim_lib
-from envs import tictactoe
+from mcgs_jax.envs import connect4
+from mcgs_jax.envs import nim as nim_lib
+from mcgs_jax.envs import tictactoe
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import solver
-from envs import pons
-from envs import exhaustive
+from mcgs_jax.envs import pons
+from mcgs_jax.envs import exhaustive
 from tests import invariants
 from tests.fake_evals import HashEval
 from tests.test_reference_agreement import NIM, run_agreement

@@ -1,4 +1,4 @@
-"""experiments.train: resume equals an uninterrupted run, SIGKILL at any
+"""mcgs_jax.experiments.train: resume equals an uninterrupted run, SIGKILL at any
 moment loses or repeats no iteration, bad checkpoints stop with an error."""
 
 import csv
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import mcgs_jax
-from experiments import train
-from learning import loop
-from learning import checkpoint as checkpoint_lib
-from learning import config as config_lib
-from learning import evaluation
-from learning import ground_truth
+from mcgs_jax.experiments import train
+from mcgs_jax.learning import loop
+from mcgs_jax.learning import checkpoint as checkpoint_lib
+from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import evaluation
+from mcgs_jax.learning import ground_truth
 from tests import compile_count
 
 # Tiny tic-tac-toe run: a few seconds of compilation, milliseconds per iteration.
@@ -269,7 +269,7 @@ def test_checkpoint_without_an_optional_field_restores(tmp_path):
   """A step saved before an optional (None) field existed restores into
   today's template by name; a missing array is a config error, not a
   corrupt step (nothing is moved aside)."""
-  from learning.example import Example  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning.example import Example  # pylint: disable=g-import-not-at-top
   arrays = dict(observation=np.ones((4, 3), np.float32), legal_action_mask=np.ones((4, 2), bool),
                 policy=np.full((4, 2), 0.5, np.float32), player=np.arange(4, dtype=np.int32),
                 value=np.linspace(-1, 1, 4).astype(np.float32))
@@ -320,7 +320,7 @@ def _args(out, **kw):
 
 
 def _cli(out, config_file, iterations):
-  return [sys.executable, "-m", "experiments.train", "--env", "tictactoe", "--out", str(out),
+  return [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "tictactoe", "--out", str(out),
           "--iterations", str(iterations), "--config", str(config_file)]
 
 
@@ -398,7 +398,7 @@ def test_evaluation_columns_and_plots(tmp_path):
   assert "arena_prev_score" not in first and 0 <= second["arena_prev_score"] <= 1
   assert sorted(os.listdir(tmp_path / "snapshots")) == [
       "iteration_000001.msgpack", "iteration_000002.msgpack"]
-  from learning import plots
+  from mcgs_jax.learning import plots
   written = plots.plot_run(str(tmp_path))
   assert [os.path.basename(p) for p in written] == ["losses.png", "evaluation.png",
                                                    "arena_elo.png"]
@@ -464,8 +464,8 @@ def test_gumbel_selfplay_learns_tictactoe_with_8_simulations(tmp_path):
   """Gumbel self-play with 8 simulations per move (improved-policy targets)
   makes the raw policy keep the game value in clearly more of tic-tac-toe's
   4520 positions than the initial network, within 40 short iterations."""
-  from learning import agents  # pylint: disable=g-import-not-at-top
-  from learning import ground_truth  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import ground_truth  # pylint: disable=g-import-not-at-top
   config = config_lib.replace(
       config_lib.default_config("tictactoe"), root_policy="gumbel", simulations=8, games=64,
       network_kwargs={"hidden_sizes": [64, 64]}, updates_per_iteration=16, batch_size=128,

@@ -4,9 +4,9 @@ import jax
 import numpy as np
 import pytest
 
-import envs
-from envs import exhaustive
-from learning import warm_start
+from mcgs_jax import envs
+from mcgs_jax.envs import exhaustive
+from mcgs_jax.learning import warm_start
 
 
 def test_tictactoe_labels_are_exact():
