@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+MCGS := $(VENV)/bin/mcgs-jax
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
@@ -19,17 +20,17 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 demo: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.demo
+	$(MCGS) demo
 
 # A game against the shipped Connect-4 agent in the terminal.
 play: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.play
+	$(MCGS) play
 
 # AlphaZero training with MCGS; rerun the same command to resume.
 # `make train ENV=connect4`, `make train ENV=nim:3,20`, ... (runs/<env>/).
 ENV ?= tictactoe
 train: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.train --env $(ENV) --out runs/$(subst :,_,$(subst $(comma),_,$(ENV)))
+	$(MCGS) train --env $(ENV) --out runs/$(subst :,_,$(subst $(comma),_,$(ENV)))
 
 comma := ,
 
@@ -37,7 +38,7 @@ comma := ,
 # training (about 2.9 hours of the idle 2-core machine, evaluations included);
 # rerun to resume. The shipped agent (networks/pretrained/connect4) is its v7 run.
 train-connect4: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.train --env connect4 --out runs/connect4_recipe --cpu-budget 18000
+	$(MCGS) train --env connect4 --out runs/connect4_recipe --cpu-budget 18000
 
 # --dist loadfile: a test file's tests run in one worker, so they share its
 # module fixtures and the programs jax compiled for them. --no-loadscope-reorder:
@@ -51,40 +52,40 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m slow -k "not (all_scores and L1_R3)"
 
 bench: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.bench_search
+	$(MCGS) bench-search
 
 bench-quick: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.bench_search --quick
+	$(MCGS) bench-search --quick
 
 bench-envs: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.bench_envs
+	$(MCGS) bench-envs
 
 # The accelerator report of whatever device JAX sees: docs/device/<device>.md
 # and its CSVs (about 8 minutes on an H100; `--quick` is the CPU smoke run).
 bench-device: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.device_report
+	$(MCGS) device-report
 
 # One lent accelerator, one command (about 9 minutes): the accelerator report,
 # then the Connect-4 recipe trained for the rest of the time; writes
 # docs/device/ and docs/learning/gpu/gpu_session/ (run state under runs/).
 # `make device-session QUICK=1`: the CPU smoke run (under 3 minutes).
 device-session: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.device_session $(if $(QUICK),--quick --out results/device_session)
+	$(MCGS) device-session $(if $(QUICK),--quick --out results/device_session)
 
 # Training runs hit by faults at random points (SIGKILL, damaged files, a full
 # disk, a second process), 20 trials each (about 4 hours on 2 cores, resumable):
 # docs/reliability.md.
 fault-sweep: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.fault_sweep --log results/fault_sweep.jsonl --csv docs/reliability.csv --md results/fault_sweep.md
+	$(MCGS) fault-sweep --log results/fault_sweep.jsonl --csv docs/reliability.csv --md results/fault_sweep.md
 
 # The hot paths of the working tree against BASE, interleaved on this machine:
 # `make bench-compare BASE=HEAD~1` (a few minutes).
 BASE ?= HEAD
 bench-compare: $(STAMP)
-	$(PY) -m mcgs_jax.experiments.bench_compare --base $(BASE)
+	$(MCGS) bench-compare --base $(BASE)
 
 accuracy: $(BENCH_STAMP)
-	$(PY) -m mcgs_jax.experiments.connect4_accuracy
+	$(MCGS) connect4-accuracy
 
 clean:
 	rm -rf $(VENV) results

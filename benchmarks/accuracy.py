@@ -17,43 +17,11 @@ import mcgs_jax
 from mcgs_jax.envs import connect4
 from mcgs_jax.envs import pons
 from mcgs_jax.learning import evaluation
+from mcgs_jax.benchmarks.names import ACCURACY_DEFAULT_SEARCHES as DEFAULT_SEARCHES
+from mcgs_jax.benchmarks.names import ACCURACY_DEFAULT_SETS as DEFAULT_SETS
+from mcgs_jax.benchmarks.names import ACCURACY_SEARCHES as SEARCHES
+from mcgs_jax.benchmarks.names import ENHANCEMENTS, EVAL_ENHANCEMENTS
 
-DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
-# The backup modes but tt_cache, which is not one of this benchmark's
-# contestants (it still runs as --searches tt_cache), then the external
-# references.
-SEARCHES = tuple(m for m in mcgs_jax.modes.names() if m != "tt_cache") + ("mctx", "openspiel")
-# SearchConfig switches per enhancement name, at the paper's settings.
-ENHANCEMENTS = {
-    "solver": dict(solver=True),
-    "qvalue": dict(q_value_weight=2.0),
-    "epsgreedy": dict(eps_greedy=0.05),
-    "constraint": dict(eps_constraint=0.01),
-}
-ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
-# Further switches (not in "all", the paper's build), at their sources' settings.
-ENHANCEMENTS.update({
-    "ppsoft": dict(progressive_pruning="soft"),  # Bouzy: 100 visits per move, r_d 1
-    "pphard": dict(progressive_pruning="hard"),
-    "lcb": dict(move_choice="lcb"),
-    "minroot": dict(min_root_visit_fraction=0.005),  # MantisShrimp: 4 of 800
-    "bounds": dict(solver=True, solver_bounds=True),  # score-bounded solver (draw proofs)
-    "gumbel": dict(root_policy="gumbel"),  # Gumbel root search, mctx's defaults
-})
-# Classic MCTS enhancements (docs/search_options.md#classic-mcts-enhancements).
-ENHANCEMENTS.update({
-    "rave": dict(rave=True, rave_b=0.1),
-    "expvisits": dict(expansion_policy="visits", expansion_threshold=2),
-    "expprob": dict(expansion_policy="probability", expansion_threshold=0.25),
-    "depth1": dict(depth_i=1),
-    "depth2": dict(depth_i=2),
-})
-# Enhancements of the leaf evaluation (eval_fn), not SearchConfig switches.
-# The benchmark has no trained network: "mix" mixes the uniform evaluator
-# (value 0) with the rollout, lam = 0.5 (AlphaGo's lambda), so it measures
-# the value's scale only; with a network, pass it as `network_eval`.
-EVAL_ENHANCEMENTS = ("mix",)
-DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo", "preserving_hi",
           "optimal", "optimal_lo", "optimal_hi", "ms_per_move", "batch", "nodes")
 

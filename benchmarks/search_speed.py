@@ -24,16 +24,16 @@ from mcgs_jax import selection
 from mcgs_jax.graph import NO_SIMULATION
 from mcgs_jax.networks import MLP, MLPEval
 
-CONTESTANTS = ("mctx", "mcgs", "tree")
-# mctx on our env instead of pgx's: separates the cost of the env from the
-# cost of the search. Not run unless asked for.
-EXTRA_CONTESTANTS = ("mctx-ours",)
+from mcgs_jax.benchmarks.names import MAX_OPENING_PLIES
+from mcgs_jax.benchmarks.names import SEARCH_CONTESTANTS as CONTESTANTS
+from mcgs_jax.benchmarks.names import SEARCH_EXTRA_CONTESTANTS as EXTRA_CONTESTANTS
+from mcgs_jax.benchmarks.names import SEARCH_FULL_BATCH as FULL_BATCH
+from mcgs_jax.benchmarks.names import SEARCH_FULL_SIMS as FULL_SIMS
+from mcgs_jax.benchmarks.names import SEARCH_QUICK_BATCH as QUICK_BATCH
+from mcgs_jax.benchmarks.names import SEARCH_QUICK_SIMS as QUICK_SIMS
+
 NUM_ACTIONS = 7
 HIDDEN_SIZES = (128, 128)
-FULL_BATCH = (1, 64, 1024)
-FULL_SIMS = (64, 256, 800)
-QUICK_BATCH = (1, 64)
-QUICK_SIMS = (64, 256)
 FIELDS = ("batch", "sims", "contestant", "status", "warmup_s", "repeats", "median_ms", "sims_per_s",
           "ratio_vs_mctx", "nodes_per_game", "nn_evals_per_game", "bytes_per_game", "cpu_ms",
           "ratio_cpu_vs_mctx", "net_ms", "net_cpu_ms", "depth_mean", "depth_max",
@@ -157,7 +157,6 @@ def depth_figures(lengths: np.ndarray) -> tuple[float, float, float]:
           float(lengths.max(axis=1)[ran.any(axis=1)].mean()))
 
 
-MAX_OPENING_PLIES = 6  # no Connect-4 game ends within 6 plies
 
 
 def opening_moves(batch_size: int, plies: int, seed: int = 0) -> jax.Array:

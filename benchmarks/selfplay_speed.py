@@ -20,16 +20,17 @@ import mcgs_jax
 from mcgs_jax.benchmarks import measure
 from mcgs_jax.learning import selfplay
 
-CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse", "mcgs-gumbel")
-EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel-noreuse")
+from mcgs_jax.benchmarks.names import SELFPLAY_CONTESTANTS as CONTESTANTS
+from mcgs_jax.benchmarks.names import SELFPLAY_EXTRA_CONTESTANTS as EXTRA_CONTESTANTS
+from mcgs_jax.benchmarks.names import SELFPLAY_FULL as FULL
+from mcgs_jax.benchmarks.names import SELFPLAY_QUICK as QUICK
+
 NUM_ACTIONS = 7
 HIDDEN_SIZES = (128, 128)
 DIRICHLET_FRACTION = 0.25
 DIRICHLET_ALPHA = 0.3
 # Root actions a Gumbel search considers (mctx's default; all 7 columns).
 GUMBEL_CONSIDERED = 16
-FULL = dict(batch=256, simulations=64, moves=8)
-QUICK = dict(batch=64, simulations=16, moves=4)
 # Calls played before the timed ones start, so the games are spread over
 # the opening and the middle game as in steady-state self-play.
 BURN_IN_CALLS = 2

@@ -11,6 +11,7 @@
   "pgx:<id>"                 any deterministic pgx game, e.g. "pgx:othello" (see mcgs_jax.envs.pgx_env)
 """
 
+import difflib
 import importlib
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,10 @@ def __getattr__(name: str):
       if error.name != f"{__name__}.{name}":
         raise
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The games' names in an env id (before any ":").
+GAMES = ("connect4", "nim", "nim-piles", "nim-misere", "hsr", "tictactoe", "pgx")
 
 
 def _ints(text: str, game_id: str) -> tuple[int, ...]:
@@ -92,7 +97,9 @@ def check(game_id: str) -> tuple[str, tuple[int, ...] | str]:
     return "tictactoe", ()
   if name == "pgx" and args:
     return name, args
-  raise ValueError(f"unknown env id {game_id!r}; known: connect4, nim, nim:k,n, "
+  close = difflib.get_close_matches(name, GAMES, n=1)
+  hint = f" (did you mean {close[0]!r}?)" if close and close[0] != name else ""
+  raise ValueError(f"unknown env id {game_id!r}{hint}; known: connect4, nim, nim:k,n, "
                    "nim-piles:a,b,..., nim-misere[:a,b,...], hsr:k,q,n, tictactoe, pgx:<id>")
 
 

@@ -16,23 +16,23 @@ skipped when the command runs again. Writes `DIR/arena/elo.csv` and
 `DIR/plots/elo.png`.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 
-import jax
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import arena as arena_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+plots = cli.lazy("mcgs_jax.learning.plots")   # matplotlib with the Agg backend
+np = cli.lazy("numpy")
+agents = cli.lazy("mcgs_jax.learning.agents")
+arena_lib = cli.lazy("mcgs_jax.learning.arena")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+evaluation = cli.lazy("mcgs_jax.learning.evaluation")
+loop = cli.lazy("mcgs_jax.learning.loop")
 
 BASELINE = "rollout"
 SOLVER = "solver"
@@ -106,7 +106,7 @@ def write_ratings(directory: str, games: list[dict]) -> list[dict]:
   snaps = [r for r in rows if r["player"].isdigit()]
   if snaps:
     os.makedirs(os.path.join(directory, "plots"), exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plots.plt.subplots(figsize=(6, 4))
     xs = [int(r["player"]) for r in snaps]
     ax.errorbar(xs, [r["elo"] for r in snaps],
                 yerr=[[r["elo"] - r["elo_low"] for r in snaps],
@@ -119,7 +119,7 @@ def write_ratings(directory: str, games: list[dict]) -> list[dict]:
     ax.set_ylabel("Elo (rollout baseline = 0)")
     fig.tight_layout()
     fig.savefig(os.path.join(directory, "plots", "elo.png"), dpi=100)
-    plt.close(fig)
+    plots.plt.close(fig)
   return rows
 
 

@@ -34,6 +34,8 @@ Run it on an idle machine: under load even identical trees differ (a
 the tiny cells taking 1-9 ms); the full cells take 30-400 ms each.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import shutil

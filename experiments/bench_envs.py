@@ -12,17 +12,20 @@ choose the moves, the same for both envs:
 steps/s counts single-game steps.
 """
 
+from __future__ import annotations
+
 import statistics
 import sys
 
-import jax
-import jax.numpy as jnp
-import pgx
-
 from mcgs_jax import envs
-from mcgs_jax.envs import base
-from mcgs_jax.benchmarks import measure
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+jnp = cli.lazy("jax.numpy")
+pgx = cli.lazy("pgx")
+base = cli.lazy("mcgs_jax.envs.base")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
 
 FIELDS = ("backend", "batch", "steps", "mode", "env", "warmup_s", "median_ms",
           "steps_per_s", "speedup_vs_pgx")

@@ -26,16 +26,19 @@ network+env row; phases report their share of the `step` row. Writes
 results/bench_phases.csv.
 """
 
+from __future__ import annotations
+
 import functools
 import sys
 
-import jax
-
 from mcgs_jax import envs
-from mcgs_jax.benchmarks import measure
-from mcgs_jax.benchmarks import phases
 from mcgs_jax.learning import cli
-from mcgs_jax.networks import MLP, MLPEval, init_params
+
+# The library and jax, loaded on first use: after the arguments are checked.
+networks = cli.lazy("mcgs_jax.networks")
+jax = cli.lazy("jax")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+phases = cli.lazy("mcgs_jax.benchmarks.phases")
 
 
 def main(argv=None):
@@ -50,11 +53,11 @@ def main(argv=None):
   args = parser.parse_args(argv)
 
   env = envs.make("connect4")
-  network = MLP(num_actions=env.num_actions, hidden_sizes=tuple(args.hidden))
+  network = networks.MLP(num_actions=env.num_actions, hidden_sizes=tuple(args.hidden))
   state = env.init(jax.random.PRNGKey(0), batch_size=args.batch)
-  params = init_params(network, jax.random.PRNGKey(0), state.observation)
+  params = networks.init_params(network, jax.random.PRNGKey(0), state.observation)
   only = jax.jit(
-      functools.partial(phases.network_only, env=env, eval_fn=MLPEval(network),
+      functools.partial(phases.network_only, env=env, eval_fn=networks.MLPEval(network),
                         num_steps=args.sims))
   network_ms = phases.median_ms(lambda: only(params, state), args.repeats, args.budget_s)
   rows = [

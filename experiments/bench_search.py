@@ -52,18 +52,22 @@ Each cell is compiled by one untimed warm-up call, then timed over repeats
 `--max-seconds`, or when the contestant's smaller cells predict that it would.
 """
 
+from __future__ import annotations
+
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import mctx
-import pgx
-
-from mcgs_jax.benchmarks import measure
-from mcgs_jax.benchmarks import search_speed
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import cli
-from mcgs_jax.networks import MLP, init_params
+
+# The library and jax, loaded on first use: after the arguments are checked.
+networks = cli.lazy("mcgs_jax.networks")
+jax = cli.lazy("jax")
+jnp = cli.lazy("jax.numpy")
+mctx = cli.lazy("mctx")
+pgx = cli.lazy("pgx")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+search_speed = cli.lazy("mcgs_jax.benchmarks.search_speed")
 
 NOTE = """\
 Settings: each library's own defaults. mctx.muzero_policy: pb_c_init=1.25,
@@ -87,12 +91,12 @@ mean over simulations of the deepest game's depth, the descent loop's steps."""
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
-                      help=f"batch {search_speed.QUICK_BATCH} x sims {search_speed.QUICK_SIMS}")
+                      help=f"batch {names.SEARCH_QUICK_BATCH} x sims {names.SEARCH_QUICK_SIMS}")
   parser.add_argument("--batch", type=int, nargs="+", help="batch sizes (overrides the grid)")
   parser.add_argument("--sims", type=int, nargs="+", help="simulation counts (overrides)")
   parser.add_argument("--contestants", nargs="+",
-                      choices=search_speed.CONTESTANTS + search_speed.EXTRA_CONTESTANTS,
-                      default=search_speed.CONTESTANTS)
+                      choices=names.SEARCH_CONTESTANTS + names.SEARCH_EXTRA_CONTESTANTS,
+                      default=names.SEARCH_CONTESTANTS)
   parser.add_argument("--repeats", type=int, default=5, help="timed calls per cell")
   parser.add_argument(
       "--max-seconds", type=float, default=120.0,
@@ -109,14 +113,14 @@ def parse_args(argv=None):
                       help="skip the network+env floor (net ms) of each cell")
   parser.add_argument(
       "--opening-plies", type=int, default=0,
-      help=f"search from this many random legal plies (<= {search_speed.MAX_OPENING_PLIES}), "
+      help=f"search from this many random legal plies (<= {names.MAX_OPENING_PLIES}), "
       "another opening per game; 0: the empty board")
   parser.add_argument("--csv", default="results/bench_search.csv")
   args = parser.parse_args(argv)
   if args.batch is None:
-    args.batch = search_speed.QUICK_BATCH if args.quick else search_speed.FULL_BATCH
+    args.batch = names.SEARCH_QUICK_BATCH if args.quick else names.SEARCH_FULL_BATCH
   if args.sims is None:
-    args.sims = search_speed.QUICK_SIMS if args.quick else search_speed.FULL_SIMS
+    args.sims = names.SEARCH_QUICK_SIMS if args.quick else names.SEARCH_FULL_SIMS
   return args
 
 
@@ -138,8 +142,8 @@ def main(argv=None):
     network = None
     described, eval_fn, params = load_agent(args.agent)
   else:
-    network = MLP(num_actions=search_speed.NUM_ACTIONS, hidden_sizes=search_speed.HIDDEN_SIZES)
-    params = init_params(network, jax.random.key(args.seed), jnp.zeros((1, 6, 7, 2)))
+    network = networks.MLP(num_actions=search_speed.NUM_ACTIONS, hidden_sizes=search_speed.HIDDEN_SIZES)
+    params = networks.init_params(network, jax.random.key(args.seed), jnp.zeros((1, 6, 7, 2)))
     described, eval_fn = f"random MLP {search_speed.HIDDEN_SIZES}", None
   print(
       f"jax {jax.__version__} on {jax.devices()[0].platform}, mctx {mctx.__version__}, "

@@ -47,20 +47,24 @@ computation over the history window, and mctx's search of the same root
 policy.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import mctx
-import pgx
-import pgx.experimental
-
-from mcgs_jax import networks
-from mcgs_jax.benchmarks import measure
-from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+jnp = cli.lazy("jax.numpy")
+mctx = cli.lazy("mctx")
+pgx = cli.lazy("pgx")
+pgx = cli.lazy("pgx")  # pgx.experimental
+networks = cli.lazy("mcgs_jax.networks")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+selfplay_speed = cli.lazy("mcgs_jax.benchmarks.selfplay_speed")
 
 NOTE = """\
 net batches/move: batched network calls of B rows per move (mctx: S
@@ -77,15 +81,15 @@ def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument(
       "--quick", action="store_true",
-      help="B={batch}, S={simulations}, {moves} moves".format(**selfplay_speed.QUICK))
-  parser.add_argument("--batch", type=int, help=f"games B (default {selfplay_speed.FULL['batch']})")
+      help="B={batch}, S={simulations}, {moves} moves".format(**names.SELFPLAY_QUICK))
+  parser.add_argument("--batch", type=int, help=f"games B (default {names.SELFPLAY_FULL['batch']})")
   parser.add_argument("--simulations", type=int,
-                      help=f"simulations per move S (default {selfplay_speed.FULL['simulations']})")
+                      help=f"simulations per move S (default {names.SELFPLAY_FULL['simulations']})")
   parser.add_argument("--moves", type=int,
-                      help=f"moves per call (default {selfplay_speed.FULL['moves']})")
+                      help=f"moves per call (default {names.SELFPLAY_FULL['moves']})")
   parser.add_argument("--contestants", nargs="+",
-                      choices=selfplay_speed.CONTESTANTS + selfplay_speed.EXTRA_CONTESTANTS,
-                      default=selfplay_speed.CONTESTANTS)
+                      choices=names.SELFPLAY_CONTESTANTS + names.SELFPLAY_EXTRA_CONTESTANTS,
+                      default=names.SELFPLAY_CONTESTANTS)
   parser.add_argument("--rounds", type=int, default=3,
                       help="interleaved timing rounds over the contestants")
   parser.add_argument("--repeats", type=int, default=3,
@@ -98,13 +102,13 @@ def parse_args(argv=None):
                       help="also time the pieces of one move of our loop")
   parser.add_argument(
       "--profile-loop", default="mcgs", choices=[
-          c for c in selfplay_speed.CONTESTANTS + selfplay_speed.EXTRA_CONTESTANTS
+          c for c in names.SELFPLAY_CONTESTANTS + names.SELFPLAY_EXTRA_CONTESTANTS
           if not c.startswith("mctx") and not c.endswith("noreuse")
       ], help="our loop whose pieces --profile times (default mcgs)")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--csv", default="results/bench_selfplay.csv")
   args = parser.parse_args(argv)
-  defaults = selfplay_speed.QUICK if args.quick else selfplay_speed.FULL
+  defaults = names.SELFPLAY_QUICK if args.quick else names.SELFPLAY_FULL
   for name, value in defaults.items():
     if getattr(args, name) is None:
       setattr(args, name, value)

@@ -35,27 +35,32 @@ move is the batch's wall time divided by its size. Every search uses the
 same number of simulations.
 """
 
+from __future__ import annotations
+
 import pathlib
 import sys
 
-from mcgs_jax.benchmarks import accuracy
-from mcgs_jax.benchmarks import measure
-from mcgs_jax.envs import pons
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+accuracy = cli.lazy("mcgs_jax.benchmarks.accuracy")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+pons = cli.lazy("mcgs_jax.envs.pons")
 
 
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--sets", nargs="+", default=list(accuracy.DEFAULT_SETS),
+  parser.add_argument("--sets", nargs="+", default=list(names.ACCURACY_DEFAULT_SETS),
                       help="Pons sets, e.g. L3_R1 L2_R1 L1_R1")
   parser.add_argument("--positions", help="a positions file instead of --sets")
   parser.add_argument("--generate", type=int, help="label this many random positions")
   parser.add_argument("--stones", default="10-20", help="stone range for --generate")
   parser.add_argument("--positions-out", help="write generated positions (columns format)")
   parser.add_argument(
-      "--searches", nargs="+", default=list(accuracy.DEFAULT_SEARCHES),
-      help=f"{', '.join(accuracy.SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
-      f"ENHANCEMENT in {', '.join(list(accuracy.ENHANCEMENTS) + list(accuracy.EVAL_ENHANCEMENTS))}")
+      "--searches", nargs="+", default=list(names.ACCURACY_DEFAULT_SEARCHES),
+      help=f"{', '.join(names.ACCURACY_SEARCHES)} or mcgs+ENHANCEMENT[+...] with "
+      f"ENHANCEMENT in {', '.join(list(names.ENHANCEMENTS) + list(names.EVAL_ENHANCEMENTS))}")
   parser.add_argument("--sims", type=int, nargs="+", default=[200, 1000])
   parser.add_argument("--limit", type=int, help="first N positions of each set")
   parser.add_argument("--batch", type=int, default=100, help="positions per mcgs_jax/mctx call")

@@ -5,18 +5,21 @@
 No trained network is needed: leaves are valued by random playouts on device.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 import time
 
-import jax
-
-from mcgs_jax import envs
 import mcgs_jax
-from mcgs_jax.learning import checkpoint
+from mcgs_jax import envs
 from mcgs_jax.learning import cli
-from mcgs_jax import networks
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+networks = cli.lazy("mcgs_jax.networks")
 
 
 def main(argv=None):

@@ -56,6 +56,8 @@ Skipped cells, and the cells a `--quick` plan leaves out, are printed and
 listed in the report's "Skipped" section.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import datetime
 import os
@@ -66,21 +68,22 @@ import tempfile
 import time
 from typing import Callable, Mapping, Sequence
 
-import flax
-import jax
-import jaxlib
-import mctx
-import optax
-import pgx
-
-from mcgs_jax.benchmarks import report_format
-from mcgs_jax.benchmarks import report_phases
-from mcgs_jax.benchmarks import report_plan
-from mcgs_jax.benchmarks import report_search
-from mcgs_jax.benchmarks import report_selfplay
-from mcgs_jax.benchmarks import report_training
-from mcgs_jax.benchmarks import report_xla
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+flax = cli.lazy("flax")
+jax = cli.lazy("jax")
+jaxlib = cli.lazy("jaxlib")
+mctx = cli.lazy("mctx")
+optax = cli.lazy("optax")
+pgx = cli.lazy("pgx")
+report_format = cli.lazy("mcgs_jax.benchmarks.report_format")
+report_phases = cli.lazy("mcgs_jax.benchmarks.report_phases")
+report_plan = cli.lazy("mcgs_jax.benchmarks.report_plan")
+report_search = cli.lazy("mcgs_jax.benchmarks.report_search")
+report_selfplay = cli.lazy("mcgs_jax.benchmarks.report_selfplay")
+report_training = cli.lazy("mcgs_jax.benchmarks.report_training")
+report_xla = cli.lazy("mcgs_jax.benchmarks.report_xla")
 
 
 def header_lines(title: str, argv: Sequence[str], plan: report_plan.Plan, budget_scale: float,

@@ -32,6 +32,8 @@ finishes its iteration and checkpoints; rerunning the same command resumes
 it).
 """
 
+from __future__ import annotations
+
 import csv
 import dataclasses
 import glob
@@ -44,8 +46,10 @@ import subprocess
 import sys
 import time
 
-from mcgs_jax.benchmarks import report_plan
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+report_plan = cli.lazy("mcgs_jax.benchmarks.report_plan")
 
 # The lent machine: 12 minutes of device time for the whole call, of which
 # starting the machine and copying the tree take up to 90 s (45 s on

@@ -76,6 +76,8 @@ with 50) and each head's raw policy and value sign, which splits a gap
 between the algorithms into the network's part and the search's.
 """
 
+from __future__ import annotations
+
 import argparse
 import csv
 import glob
@@ -86,20 +88,21 @@ import shutil
 import subprocess
 import sys
 
-import jax
-import numpy as np
-
-from mcgs_jax.learning import agents
-from mcgs_jax.learning import alpharank
-from mcgs_jax.learning import arena
-from mcgs_jax.learning import checkpoint
-from mcgs_jax.learning import config as config_lib
-from mcgs_jax.learning import elo
-from mcgs_jax.learning import evaluation
-from mcgs_jax.learning import ground_truth
-from mcgs_jax.learning import loop
-from mcgs_jax import dual
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+np = cli.lazy("numpy")
+agents = cli.lazy("mcgs_jax.learning.agents")
+alpharank = cli.lazy("mcgs_jax.learning.alpharank")
+arena = cli.lazy("mcgs_jax.learning.arena")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+config_lib = cli.lazy("mcgs_jax.learning.config")
+elo = cli.lazy("mcgs_jax.learning.elo")
+evaluation = cli.lazy("mcgs_jax.learning.evaluation")
+ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
+loop = cli.lazy("mcgs_jax.learning.loop")
+dual = cli.lazy("mcgs_jax.dual")
 
 GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
 ALGOS = ("alphazero", "mpv", "dual")

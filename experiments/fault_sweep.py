@@ -39,6 +39,8 @@ one an uninterrupted sweep would have been). The trials' processes share a
 compilation cache in the sweep's temporary folder.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import json
 import os

@@ -34,6 +34,8 @@ per pair, both colours of each random opening, every agent searching with
 skipped.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
@@ -41,22 +43,20 @@ import statistics
 import subprocess
 import sys
 
-import matplotlib
+import mcgs_jax
+from mcgs_jax.learning import cli
 
-matplotlib.use("Agg")
-import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import cli  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import config as config_lib  # pylint: disable=g-import-not-at-top
-from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import ground_truth  # pylint: disable=g-import-not-at-top
-from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+plots = cli.lazy("mcgs_jax.learning.plots")   # matplotlib with the Agg backend
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+agents = cli.lazy("mcgs_jax.learning.agents")
+arena = cli.lazy("mcgs_jax.learning.arena")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+config_lib = cli.lazy("mcgs_jax.learning.config")
+evaluation = cli.lazy("mcgs_jax.learning.evaluation")
+ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
+loop = cli.lazy("mcgs_jax.learning.loop")
 
 SEARCHES = ("mcgs", "tree")
 SEEDS = (0, 1, 2)
@@ -101,7 +101,6 @@ def train(args) -> int:
   return 0
 
 
-C4_SETS = tuple(ground_truth.C4_SETS)
 RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eval_iteration",
               "eval_cpu_s", "search_error_mean", "policy_error_mean", "value_sign_error_mean",
               "nn_evals_per_position", "transposition_hits_per_position", "target",
@@ -225,7 +224,7 @@ def report(args) -> int:
   measure.write_csv(os.path.join(args.out, "by_search.csv"), summary, SEARCH_FIELDS)
   print(measure.markdown_table(summary, SEARCH_FIELDS))
   games = [g for g in args.games if any(r["game"] == g for r in rows)]
-  fig, axes = plt.subplots(len(games), 2, figsize=(11, 3.8 * len(games)), squeeze=False)
+  fig, axes = plots.plt.subplots(len(games), 2, figsize=(11, 3.8 * len(games)), squeeze=False)
   colours = {"mcgs": "tab:blue", "tree": "tab:orange", "tt_cache": "tab:green"}
   for game_axes, game in zip(axes, games):
     for game_, search, seed, metrics in runs:
@@ -244,7 +243,7 @@ def report(args) -> int:
     game_axes[0].legend(fontsize=7)
   fig.tight_layout()
   fig.savefig(os.path.join(args.out, "curves.png"), dpi=90)
-  plt.close(fig)
+  plots.plt.close(fig)
   print(f"{len(rows)} runs: {args.out}/runs.csv, by_search.csv, curves.png")
   return 0
 

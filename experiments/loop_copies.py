@@ -11,17 +11,20 @@ place: every such copy moves O(B N A) (or O(B N)) bytes per simulation where
 the simulation itself touches O(B A). `--show` prints the copy instructions.
 """
 
+from __future__ import annotations
+
 import collections
 import functools
 import re
 import sys
 
-import jax
-
-from mcgs_jax import envs
 import mcgs_jax
+from mcgs_jax import envs
 from mcgs_jax.learning import cli
-from mcgs_jax.networks import MLP, MLPEval, init_params
+
+# The library and jax, loaded on first use: after the arguments are checked.
+networks = cli.lazy("mcgs_jax.networks")
+jax = cli.lazy("jax")
 
 # name -> SearchConfig switches: every backup mode, then the solver's loops.
 VARIANTS = {mode: dict(backup=mode) for mode in mcgs_jax.modes.names()}
@@ -60,10 +63,10 @@ def graph_copies(hlo_text: str, batch: int, capacity: int):
 def compiled_search_text(config: mcgs_jax.SearchConfig, batch: int, hidden=(8,)) -> str:
   """Optimised HLO of `mcgs_jax.search` on Connect-4 with an MLP eval_fn."""
   env = envs.make("connect4")
-  network = MLP(num_actions=env.num_actions, hidden_sizes=tuple(hidden))
+  network = networks.MLP(num_actions=env.num_actions, hidden_sizes=tuple(hidden))
   state = env.init(jax.random.PRNGKey(0), batch_size=batch)
-  params = init_params(network, jax.random.PRNGKey(0), state.observation)
-  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=MLPEval(network),
+  params = networks.init_params(network, jax.random.PRNGKey(0), state.observation)
+  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=networks.MLPEval(network),
                                      config=config))
   return search.lower(params, jax.random.PRNGKey(1), state).compile().as_text()
 

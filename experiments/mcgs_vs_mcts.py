@@ -56,6 +56,8 @@ plays the same budgets. Where a pairing was played more than once (other
 openings), the plots and summaries take its match of the most games.
 """
 
+from __future__ import annotations
+
 import argparse
 import csv
 import dataclasses
@@ -66,30 +68,28 @@ import sys
 import time
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-import matplotlib
-import numpy as np
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-from mcgs_jax import envs  # pylint: disable=g-import-not-at-top,wrong-import-position
-import mcgs_jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.envs import connect4  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.envs import evaluators  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.envs import exhaustive  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.envs import nim  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.benchmarks import measure  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.benchmarks import accuracy as accuracy_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.envs import pons  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import agents  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import arena  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import checkpoint  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import elo  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import evaluation  # pylint: disable=g-import-not-at-top,wrong-import-position
-from mcgs_jax.learning import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
+import mcgs_jax
+from mcgs_jax import envs
 from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+jnp = cli.lazy("jax.numpy")
+np = cli.lazy("numpy")
+plots = cli.lazy("mcgs_jax.learning.plots")   # matplotlib with the Agg backend
+connect4 = cli.lazy("mcgs_jax.envs.connect4")
+evaluators = cli.lazy("mcgs_jax.envs.evaluators")
+exhaustive = cli.lazy("mcgs_jax.envs.exhaustive")
+nim = cli.lazy("mcgs_jax.envs.nim")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+accuracy_lib = cli.lazy("mcgs_jax.benchmarks.accuracy")
+pons = cli.lazy("mcgs_jax.envs.pons")
+agents = cli.lazy("mcgs_jax.learning.agents")
+arena = cli.lazy("mcgs_jax.learning.arena")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+elo = cli.lazy("mcgs_jax.learning.elo")
+evaluation = cli.lazy("mcgs_jax.learning.evaluation")
+loop = cli.lazy("mcgs_jax.learning.loop")
 
 MODES = mcgs_jax.modes.names()
 REFERENCE = "mcgs"
@@ -127,7 +127,6 @@ ACCURACY_FIELDS = ("set", "network", "search", "budget", "positions", "preservin
 
 
 # The Nim evaluator of these matches lives with the other evaluators.
-NoisyNimEval = evaluators.NoisyNimEval
 
 
 def wrong_sign_fraction(env: nim.Nim, eval_fn: Any) -> float:
@@ -203,7 +202,7 @@ def nim_setting(env_id: str, count: int, noise: float = 0.8, plies: int = 2) -> 
   env = envs.make(env_id)
   # Transpositions make many simulations free in Nim: a higher cap lets
   # mcgs spend its evaluations.
-  return Setting(env=env, eval_fn=NoisyNimEval(env, noise=noise), params=None,
+  return Setting(env=env, eval_fn=evaluators.NoisyNimEval(env, noise=noise), params=None,
                  network=f"noisy{noise:g}", openings=nim_openings(env, count, plies),
                  simulations_per_eval=NIM_SIMULATIONS_PER_EVAL)
 
@@ -228,83 +227,8 @@ def budget_config(backup: str, evals: int, simulations_per_eval: int = SIMULATIO
                                max_nodes=max_nodes, **switches)
 
 
-@functools.partial(jax.jit, static_argnames=("env", "eval_fn", "config"))
-def _measured_search(params, rng, states, env, eval_fn, config):
-  out = mcgs_jax.search(params, rng, states, env, eval_fn, config)
-  stats = out.stats
-  return out.action, dict(nn_evals=stats.nn_evals, simulations=stats.simulations,
-                          nodes=stats.nodes_used, overflows=stats.capacity_overflows,
-                          transposition_hits=stats.transposition_hits,
-                          tt_cache_hits=stats.tt_cache_hits)
-
-
-_GRAPH_BYTES = {}
-
-
-def graph_bytes(env: Any, eval_fn: Any, config: mcgs_jax.SearchConfig,
-                params: Any = None) -> tuple[int, int, int]:
-  """(bytes per node with its edges, hash-table bytes, bytes allocated) per
-  game, from the shapes of a search's graph (traced, not run)."""
-  cache_key = (env, eval_fn, config)
-  if cache_key in _GRAPH_BYTES:
-    return _GRAPH_BYTES[cache_key]
-  state = env.init(jax.random.PRNGKey(0), batch_size=1)
-  graph = jax.eval_shape(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn,
-                                           config=config),
-                         params, jax.random.PRNGKey(0), state).graph
-  per_node = table = 0
-  for field in dataclasses.fields(graph):
-    for leaf in jax.tree.leaves(getattr(graph, field.name)):
-      size = int(np.prod(leaf.shape[1:])) * leaf.dtype.itemsize
-      if field.name == "table":
-        table += size
-      elif field.name not in mcgs_jax.graph.GAME_FIELDS:
-        per_node += size // max(leaf.shape[1], 1)
-  allocated = per_node * config.node_capacity + table
-  _GRAPH_BYTES[cache_key] = (per_node, table, allocated)
-  return per_node, table, allocated
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class MeasuredAgent(agents.SearchAgent):
-  """A `SearchAgent` that keeps running sums of its searches' counters and
-  wall time (`tally`), for the rows of a match."""
-  tally: dict = dataclasses.field(default_factory=dict)
-
-  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
-    start = time.perf_counter()
-    actions, stats = _measured_search(self.params, rng, states, self.env, self.eval_fn,
-                                      self.config)
-    actions = np.asarray(actions, np.int32)
-    elapsed = time.perf_counter() - start
-    stats = {k: np.asarray(v) for k, v in stats.items()}
-    tally = self.tally
-    # The first call may compile: it is left out of the time per move.
-    if "searches" in tally:
-      tally["timed_searches"] = tally.get("timed_searches", 0) + len(actions)
-      tally["seconds"] = tally.get("seconds", 0.0) + elapsed
-    tally["searches"] = tally.get("searches", 0) + len(actions)
-    for k, v in stats.items():
-      tally[k] = tally.get(k, 0) + int(v.sum())
-    tally["max_nn_evals"] = max(tally.get("max_nn_evals", 0), int(stats["nn_evals"].max()))
-    return actions
-
-  def summary(self) -> dict:
-    """Means per search of the counters (STATS)."""
-    t = self.tally
-    n = max(t.get("searches", 0), 1)
-    per_node, table, _ = graph_bytes(self.env, self.eval_fn, self.config, self.params)
-    nodes = t.get("nodes", 0) / n
-    return dict(nn_evals=round(t.get("nn_evals", 0) / n, 2),
-                simulations=round(t.get("simulations", 0) / n, 2), nodes=round(nodes, 2),
-                bytes=round(nodes * per_node + table),
-                ms_per_move=round(1e3 * t.get("seconds", 0.0)
-                                  / max(t.get("timed_searches", 0), 1), 3), max_nn_evals=t.get("max_nn_evals", 0),
-                overflows=t.get("overflows", 0))
-
-
-def make_agent(setting: Setting, config: mcgs_jax.SearchConfig, name: str) -> MeasuredAgent:
-  return MeasuredAgent(env=setting.env, eval_fn=setting.eval_fn, params=setting.params,
+def make_agent(setting: Setting, config: mcgs_jax.SearchConfig, name: str) -> agents.MeasuredAgent:
+  return agents.MeasuredAgent(env=setting.env, eval_fn=setting.eval_fn, params=setting.params,
                        config=config, name=name)
 
 
@@ -331,7 +255,7 @@ def match_elo(scores: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
   return float(ratings.elo[0]), float(ratings.lower[0]), float(ratings.upper[0])
 
 
-def play_match(setting: Setting, part: str, a: MeasuredAgent, b: MeasuredAgent,
+def play_match(setting: Setting, part: str, a: agents.MeasuredAgent, b: agents.MeasuredAgent,
                budget_a: Any, budget_b: Any, seed: int = 0, out: str | None = None) -> dict:
   """Plays a (every opening, both colours) against b; returns the match row
   and, with `out`, appends it and its games to OUT/matches.csv, games.csv."""
@@ -436,7 +360,7 @@ def time_per_move(setting: Setting, configs: dict, repeats: int = 3, seed: int =
   rng = jax.random.PRNGKey(seed)
 
   def call(config):
-    out = _measured_search(setting.params, rng, states, setting.env, setting.eval_fn, config)
+    out = agents.measured_search(setting.params, rng, states, setting.env, setting.eval_fn, config)
     jax.block_until_ready(out)
 
   for config in configs.values():
@@ -547,10 +471,10 @@ def memory(setting: Setting, modes, simulations_list, seed: int = 0) -> list[dic
   for simulations in simulations_list:
     for mode in modes:
       config = mcgs_jax.SearchConfig(num_simulations=simulations, backup=mode)
-      _, stats = _measured_search(setting.params, jax.random.PRNGKey(seed), setting.openings,
+      _, stats = agents.measured_search(setting.params, jax.random.PRNGKey(seed), setting.openings,
                                   setting.env, setting.eval_fn, config)
       stats = {k: float(np.asarray(v).mean()) for k, v in stats.items()}
-      per_node, table, allocated = graph_bytes(setting.env, setting.eval_fn, config,
+      per_node, table, allocated = agents.graph_bytes(setting.env, setting.eval_fn, config,
                                                setting.params)
       rows.append(dict(env=setting.env.id, network=setting.network, mode=mode,
                        simulations=simulations, nn_evals=round(stats["nn_evals"], 1),
@@ -576,7 +500,7 @@ def accuracy(network: str, modes, budgets, sets=("L2_R1", "L1_R2"), limit: int =
         config = budget_config(mode, budget)
 
         def run(rng, states, config=config):
-          actions, stats = _measured_search(params, rng, states, env, eval_fn, config)
+          actions, stats = agents.measured_search(params, rng, states, env, eval_fn, config)
           return actions, stats["nodes"]
 
         moves, seconds, nodes = accuracy_lib.run_batched(
@@ -601,7 +525,7 @@ def _num(text):
 def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str) -> str:
   """Elo of each mode against mcgs (0) with 95% intervals, against `x_field`
   of the match rows (one line per mode)."""
-  fig, ax = plt.subplots(figsize=(6, 4))
+  fig, ax = plots.plt.subplots(figsize=(6, 4))
   modes = sorted({_mode_of(r["a"]) for r in rows})
   for mode in modes:
     mine = sorted((r for r in rows if _mode_of(r["a"]) == mode),
@@ -621,7 +545,7 @@ def plot_elo(rows: list[dict], x_field: str, x_label: str, path: str, title: str
   fig.tight_layout()
   os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
   fig.savefig(path, dpi=100)
-  plt.close(fig)
+  plots.plt.close(fig)
   return path
 
 

@@ -9,17 +9,20 @@ searches `--simulations` simulations per move with its network (MCGS) and
 shows its value estimate. Type q to quit.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
 
-import jax
-import numpy as np
-
-from mcgs_jax import envs
 import mcgs_jax
-from mcgs_jax.learning import checkpoint
+from mcgs_jax import envs
 from mcgs_jax.learning import cli
-from mcgs_jax import networks
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+np = cli.lazy("numpy")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+networks = cli.lazy("mcgs_jax.networks")
 
 
 
@@ -54,13 +57,13 @@ def ask_move(env, state, read=input) -> int | None:
 def main(argv=None, read=input):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--agent", default=networks.PRETRAINED_CONNECT4, help="training run or shipped agent")
+  parser.add_argument("--agent", help="a training run's folder (default: the shipped Connect-4 agent)")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--first", choices=("human", "agent"), default="human")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
 
-  env, eval_fn, params = checkpoint.load_agent(args.agent)
+  env, eval_fn, params = checkpoint.load_agent(args.agent or networks.PRETRAINED_CONNECT4)
   config = mcgs_jax.SearchConfig(num_simulations=args.simulations,
                                  max_nodes=2 * (args.simulations + 1), check_evaluator=True)
   search = jax.jit(mcgs_jax.search, static_argnames=("env", "eval_fn", "config"))

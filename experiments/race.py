@@ -24,24 +24,26 @@
   `--out/race_final.csv` (a rerun skips the agents already there).
 """
 
+from __future__ import annotations
+
 import argparse
 import errno
 import os
 import sys
 
-import jax
-
-from mcgs_jax.learning import agents
-from mcgs_jax.learning import arena as arena_lib
-from mcgs_jax.learning import checkpoint
-from mcgs_jax.learning import config as config_lib
-from mcgs_jax.learning import evaluation
-from mcgs_jax.learning import ground_truth
-from mcgs_jax.learning import loop
-from mcgs_jax.learning import cli
 from mcgs_jax import config as search_config_lib
+from mcgs_jax.learning import cli
 
-SETS = tuple(ground_truth.C4_SETS)
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+agents = cli.lazy("mcgs_jax.learning.agents")
+arena_lib = cli.lazy("mcgs_jax.learning.arena")
+checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
+config_lib = cli.lazy("mcgs_jax.learning.config")
+evaluation = cli.lazy("mcgs_jax.learning.evaluation")
+ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
+loop = cli.lazy("mcgs_jax.learning.loop")
+
 BASELINE = "rollout"
 
 
@@ -52,13 +54,13 @@ def curve_rows(directory: str, agent: str) -> list[dict]:
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
   out = []
   for row in loop.read_metrics(path):
-    if not row.get(f"search_c4_error_{SETS[-1]}"):
+    if not row.get(f"search_c4_error_{list(ground_truth.C4_SETS)[-1]}"):
       continue
     entry = dict(agent=agent, wall_s=float(row["wall_s"]), cpu_s=float(row.get("cpu_s") or "nan"),
                  iteration=int(row["iteration"]),
                  nn_evals_total=float(row.get("nn_evals_total") or "nan"))
     for kind in ("search", "policy"):
-      entry.update({f"{kind}_{s}": float(row[f"{kind}_c4_error_{s}"]) for s in SETS})
+      entry.update({f"{kind}_{s}": float(row[f"{kind}_c4_error_{s}"]) for s in ground_truth.C4_SETS})
       entry[f"{kind}_mean"] = evaluation.mean_c4_error(row, f"{kind}_c4_error")
     out.append(entry)
   return out

@@ -21,6 +21,8 @@ for `load_agent`), snapshots/ (the network at each evaluation, for the
 arena), plots/ and, with --tensorboard, tb/.
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import csv
@@ -34,16 +36,18 @@ import threading
 import time
 import warnings
 
-import jax
-
-from mcgs_jax import envs
-from mcgs_jax.learning import checkpoint as checkpoint_lib
-from mcgs_jax.learning import cli
-from mcgs_jax.learning import config as config_lib
-from mcgs_jax.learning import ground_truth
-from mcgs_jax.learning import loop
-from mcgs_jax.learning import plots
 from mcgs_jax import config as search_config_lib
+from mcgs_jax import envs
+from mcgs_jax.learning import cli
+from mcgs_jax.learning import names
+
+# The library and jax, loaded on first use: after the arguments are checked.
+jax = cli.lazy("jax")
+checkpoint_lib = cli.lazy("mcgs_jax.learning.checkpoint")
+config_lib = cli.lazy("mcgs_jax.learning.config")
+ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
+loop = cli.lazy("mcgs_jax.learning.loop")
+plots = cli.lazy("mcgs_jax.learning.plots")
 
 
 def _saved_config(out: str, saved_path: str) -> config_lib.TrainConfig | None:
@@ -96,12 +100,12 @@ def resolve_config(args) -> config_lib.TrainConfig:
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--env", help="env id (mcgs_jax.envs.make), e.g. tictactoe, connect4, nim:3,20")
+  parser.add_argument("--env", type=cli.env_id, help="env id (mcgs_jax.envs.make), e.g. tictactoe, connect4, nim:3,20")
   parser.add_argument("--out", required=True, help="run directory (created, or resumed)")
   parser.add_argument("--iterations", type=int, default=None,
                       help="train until this iteration (total, resumed ones included); "
                       "default: the env's (mcgs_jax.learning.config.default_iterations)")
-  parser.add_argument("--search", choices=config_lib.SEARCHES)
+  parser.add_argument("--search", choices=names.SEARCHES)
   parser.add_argument("--root-policy", choices=search_config_lib.ROOT_POLICIES,
                       help="puct (visit-count targets) or gumbel (Gumbel root search, "
                       "improved-policy targets)")

@@ -22,6 +22,7 @@ policy agent holds network parameters, arrays that have no hashable value.
 import abc
 import dataclasses
 import functools
+import time
 from typing import Any
 
 import jax
@@ -341,3 +342,108 @@ def map_in_chunks(fn: Any, states: Any, chunk_size: int, dtype: Any) -> np.ndarr
     part = jax.tree.map(lambda x, index=index: np.asarray(x)[index], states)
     results.append(np.asarray(fn(chunk, part))[:size])
   return np.concatenate(results).astype(dtype)
+
+
+# Search agents that measure themselves (mcgs-jax mcgs-vs-mcts's match rows).
+_GRAPH_BYTES = {}
+
+
+@functools.partial(jax.jit, static_argnames=("env", "eval_fn", "config"))
+def measured_search(params, rng, states, env, eval_fn, config):
+  """One jitted search and its counters per game.
+
+  Args:
+    params: the evaluator's parameters.
+    rng: a PRNG key.
+    states: the batch of root states [B].
+    env: the env or `mcgs_jax.Model`. Static.
+    eval_fn: the evaluator. Static.
+    config: `mcgs_jax.SearchConfig`. Static.
+
+  Returns:
+    (int32[B] actions, dict of int32[B] counters: nn_evals, simulations,
+    nodes, overflows, transposition_hits, tt_cache_hits).
+  """
+  out = mcgs_jax.search(params, rng, states, env, eval_fn, config)
+  stats = out.stats
+  return out.action, dict(nn_evals=stats.nn_evals, simulations=stats.simulations,
+                          nodes=stats.nodes_used, overflows=stats.capacity_overflows,
+                          transposition_hits=stats.transposition_hits,
+                          tt_cache_hits=stats.tt_cache_hits)
+
+
+def graph_bytes(env: Any, eval_fn: Any, config: mcgs_jax.SearchConfig,
+                params: Any = None) -> tuple[int, int, int]:
+  """A search's memory per game, from the shapes of its graph (traced, not run).
+
+  Args:
+    env: the env or `mcgs_jax.Model`.
+    eval_fn: the evaluator.
+    config: the search's `mcgs_jax.SearchConfig`.
+    params: the evaluator's parameters.
+
+  Returns:
+    (bytes per node with its edges, hash-table bytes, bytes allocated) per
+    game.
+  """
+  cache_key = (env, eval_fn, config)
+  if cache_key in _GRAPH_BYTES:
+    return _GRAPH_BYTES[cache_key]
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+  graph = jax.eval_shape(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn,
+                                           config=config),
+                         params, jax.random.PRNGKey(0), state).graph
+  per_node = table = 0
+  for field in dataclasses.fields(graph):
+    for leaf in jax.tree.leaves(getattr(graph, field.name)):
+      size = int(np.prod(leaf.shape[1:])) * leaf.dtype.itemsize
+      if field.name == "table":
+        table += size
+      elif field.name not in mcgs_jax.graph.GAME_FIELDS:
+        per_node += size // max(leaf.shape[1], 1)
+  allocated = per_node * config.node_capacity + table
+  _GRAPH_BYTES[cache_key] = (per_node, table, allocated)
+  return per_node, table, allocated
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MeasuredAgent(SearchAgent):
+  """A `SearchAgent` that keeps running sums of its searches' counters and
+  wall time (`tally`), for the rows of a match."""
+  tally: dict = dataclasses.field(default_factory=dict)
+
+  def act(self, rng: jax.Array, states: Any) -> np.ndarray:
+    start = time.perf_counter()
+    actions, stats = measured_search(self.params, rng, states, self.env, self.eval_fn,
+                                      self.config)
+    actions = np.asarray(actions, np.int32)
+    elapsed = time.perf_counter() - start
+    stats = {k: np.asarray(v) for k, v in stats.items()}
+    tally = self.tally
+    # The first call may compile: it is left out of the time per move.
+    if "searches" in tally:
+      tally["timed_searches"] = tally.get("timed_searches", 0) + len(actions)
+      tally["seconds"] = tally.get("seconds", 0.0) + elapsed
+    tally["searches"] = tally.get("searches", 0) + len(actions)
+    for k, v in stats.items():
+      tally[k] = tally.get(k, 0) + int(v.sum())
+    tally["max_nn_evals"] = max(tally.get("max_nn_evals", 0), int(stats["nn_evals"].max()))
+    return actions
+
+  def summary(self) -> dict:
+    """Means per search of the counters.
+
+    Returns:
+      dict: nn_evals, simulations, nodes, bytes, ms_per_move (compiling
+      calls left out), max_nn_evals, overflows.
+    """
+    t = self.tally
+    n = max(t.get("searches", 0), 1)
+    per_node, table, _ = graph_bytes(self.env, self.eval_fn, self.config, self.params)
+    nodes = t.get("nodes", 0) / n
+    return dict(nn_evals=round(t.get("nn_evals", 0) / n, 2),
+                simulations=round(t.get("simulations", 0) / n, 2), nodes=round(nodes, 2),
+                bytes=round(nodes * per_node + table),
+                ms_per_move=round(1e3 * t.get("seconds", 0.0)
+                                  / max(t.get("timed_searches", 0), 1), 3), max_nn_evals=t.get("max_nn_evals", 0),
+                overflows=t.get("overflows", 0))

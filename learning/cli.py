@@ -23,12 +23,13 @@ its traceback.
 
 import argparse
 import errno
-import importlib.util
+import importlib
 import os
 import sys
 import types
 from typing import Callable, Sequence
 
+from mcgs_jax import envs
 from mcgs_jax.learning import run_lock
 
 USAGE = 2
@@ -36,12 +37,22 @@ FAILURE = 1
 INTERRUPTED = 130
 # The shell's code for a command whose reader closed the pipe (`| head`).
 PIPE_CLOSED = 141
+# How the running command is called in its messages ("mcgs-jax train"); set
+# by the `mcgs-jax` dispatcher, else `python -m <module>`.
+PROG = ""
 # The user's mistakes: what they typed or pointed at.
 USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
                 PermissionError, run_lock.RunBusyError)
 # A run that started and could not go on (with the checkpoints' errors,
 # `_run_failures`).
 RUN_FAILURES = (FloatingPointError,)
+
+
+class _LazyModule(types.ModuleType):
+  """Stands for a module until an attribute is read, then imports it."""
+
+  def __getattr__(self, attr):
+    return getattr(importlib.import_module(self.__name__), attr)
 
 
 def lazy(name: str) -> types.ModuleType:
@@ -52,34 +63,16 @@ def lazy(name: str) -> types.ModuleType:
   arguments were checked.
 
   Args:
-    name: the module's full name, e.g. "jax" or "mcgs_jax.learning.loop".
+    name: the module's full name, e.g. "jax.numpy" or "mcgs_jax.learning.loop".
 
   Returns:
-    The module (the module itself where it is imported already).
+    The module where it is imported already, else its stand-in.
   """
-  if name in sys.modules:
-    return sys.modules[name]
-  spec = importlib.util.find_spec(name)
-  if spec is None:
-    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-  spec.loader = importlib.util.LazyLoader(spec.loader)
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[name] = module
-  spec.loader.exec_module(module)
-  parent, _, child = name.rpartition(".")
-  if parent:
-    setattr(sys.modules[parent], child, module)   # as `import a.b` binds b on a
-  return module
-
-
-def _loaded(name: str) -> types.ModuleType | None:
-  """The module `name` if its code has run (not a `lazy` one never used)."""
-  module = sys.modules.get(name)
-  return module if type(module) is types.ModuleType else None   # pylint: disable=unidiomatic-typecheck
+  return sys.modules.get(name) or _LazyModule(name)
 
 
 def _run_failures() -> tuple[type[BaseException], ...]:
-  checkpoint = _loaded("mcgs_jax.learning.checkpoint")
+  checkpoint = sys.modules.get("mcgs_jax.learning.checkpoint")   # not loaded: not raised
   return RUN_FAILURES + ((checkpoint.CheckpointError,) if checkpoint else ())
 
 
@@ -89,7 +82,9 @@ class ArgumentParser(argparse.ArgumentParser):
   def __init__(self, *args, **kwargs):
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    if "prog" not in kwargs and spec is not None and spec.name.startswith("mcgs_jax.experiments."):
+    if "prog" not in kwargs and PROG:
+      kwargs["prog"] = PROG
+    elif "prog" not in kwargs and spec is not None and spec.name.startswith("mcgs_jax.experiments."):
       kwargs["prog"] = f"python -m {spec.name}"   # not "train.py"
     super().__init__(*args, **kwargs)
     self.add_argument("--debug", action="store_true",
@@ -105,6 +100,25 @@ class ArgumentParser(argparse.ArgumentParser):
     sys.exit(USAGE)
 
 
+def env_id(text: str) -> str:
+  """An argparse `type` for env ids: checked at once, without building the env.
+
+  Args:
+    text: the id given, e.g. "connect4" or "nim:3,20".
+
+  Returns:
+    The id, unchanged.
+
+  Raises:
+    argparse.ArgumentTypeError: an unknown id or bad numbers in it.
+  """
+  try:
+    envs.check(text)
+  except ValueError as error:
+    raise argparse.ArgumentTypeError(str(error)) from None
+  return text
+
+
 def explain(error: BaseException) -> tuple[str, int] | None:
   """The one line and exit code of an error the user can act on.
 
@@ -117,7 +131,7 @@ def explain(error: BaseException) -> tuple[str, int] | None:
   text = str(error)
   # A network output refused inside a jitted search arrives wrapped in
   # jax's runtime error, the EvaluatorError's message at its end.
-  expansion = _loaded("mcgs_jax.expansion")   # not loaded: no search ran
+  expansion = sys.modules.get("mcgs_jax.expansion")   # not loaded: no search ran
   evaluator = expansion.as_evaluator_error(error) if expansion else None
   if evaluator is not None:
     return "the network's output was refused: " + _first_line(str(evaluator)), FAILURE

@@ -16,18 +16,11 @@ from mcgs_jax import networks
 from mcgs_jax import config as search_config_lib
 from mcgs_jax import dual
 from mcgs_jax import field_spec
-from mcgs_jax import modes
 from mcgs_jax.field_spec import FLAG, count, number, one_of, share
+from mcgs_jax.learning import names
 from mcgs_jax.learning import selfplay
 from mcgs_jax.learning import trainer
 
-# Searches of two evaluators (`mcgs_jax.dual`): they need a two-head network.
-TWO_SEARCHES = ("dual", "mpv")
-# Backup modes not offered for training: "katago" came after the training
-# settings and no training run or test has covered it (the experiments
-# compare it at play time only).
-UNTRAINED_MODES = ("katago",)
-SEARCHES = tuple(m for m in modes.names() if m not in UNTRAINED_MODES) + TWO_SEARCHES
 NETWORK_NAMES = tuple(networks.NETWORKS) + ("pair",)
 
 # The valid values of every field (`mcgs_jax.field_spec`), checked at
@@ -81,7 +74,7 @@ FIELDS = {
 # still load: `migrate` turns them into `search` and `eval_search`; the
 # command line's --search, --simulations and --root-policy speak them too.
 LEGACY_FIELDS = {
-    "search": one_of(*SEARCHES),
+    "search": one_of(*names.SEARCHES),
     "simulations": count(1),
     "root_policy": one_of(*search_config_lib.ROOT_POLICIES),
     "gumbel_considered": count(1),
@@ -127,7 +120,7 @@ def searches_from_legacy(flat: dict) -> tuple[Any, Any]:
     sets it) or DualConfigs.
   """
   def one(noise: bool):
-    if flat["search"] in TWO_SEARCHES:
+    if flat["search"] in names.TWO_SEARCHES:
       def part(simulations):
         return mcgs_jax.SearchConfig(
             num_simulations=simulations, backup=flat["dual_backup"], c_init=flat["c_init"],

@@ -145,7 +145,8 @@ def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mode
 
 
 def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
-             eval_fn: Any, config: config_lib.SearchConfig, active: chex.Array | None = None):
+             eval_fn: Any, config: config_lib.SearchConfig, active: chex.Array | None = None
+             ) -> tuple[graph_lib.Graph, graph_lib.Selection]:
   """Runs one simulation step in every game (in every game where `active`).
 
   `simulation_step` with one PUCT descent per game, or with

@@ -330,7 +330,7 @@ class MctxEval:
 
 def from_mctx(recurrent_fn: Callable, key_fn: Callable, num_actions: int,
               exact_keys: bool = True, acyclic_keys: bool = False,
-              alternating_zero_sum: bool = False):
+              alternating_zero_sum: bool = False) -> tuple["MctxModel", Callable]:
   """Lets an mctx user keep their `recurrent_fn`.
 
   Args:

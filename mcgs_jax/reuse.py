@@ -144,7 +144,7 @@ def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes
 
 
 def advance(graph: graph_lib.Graph, action: chex.Array,
-            config: config_lib.SearchConfig):
+            config: config_lib.SearchConfig) -> tuple[graph_lib.Graph, chex.Array]:
   """Re-roots every game's graph at the child its root reaches by `action`.
 
   The kept nodes keep all their statistics (visits, values, priors, edge

@@ -62,7 +62,7 @@ def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
                        str(tmp_path / "bad.json")],
   }[case]
   (tmp_path / "bad.json").write_text("{simulations: 4")
-  with pytest.raises(SystemExit) if case in ("a bad flag", "an out-of-range flag") else (
+  with pytest.raises(SystemExit) if case in ("unknown env", "a bad flag", "an out-of-range flag") else (
       _no_exit()) as exit_info:
     code = cli.main(train.run, argv)
   if exit_info is not None:
@@ -123,8 +123,9 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_rerun_resumes(tmp_path, c
 
 
 def test_debug_shows_the_traceback(tmp_path):
-  with pytest.raises(ValueError, match="unknown env id"):
-    cli.main(train.run, ["--env", "nope", "--out", str(tmp_path / "run"), "--debug"])
+  with pytest.raises(ValueError, match="did you mean 'simulations'"):
+    cli.main(train.run, ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--debug",
+                         "--config", _config_file(tmp_path, "typo", simulatons=4)])
 
 
 def test_a_bug_keeps_its_traceback():

@@ -11,8 +11,9 @@ from mcgs_jax import networks
 
 from mcgs_jax.experiments import graph_vs_tree
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import ground_truth
 
-SETS = graph_vs_tree.C4_SETS
+SETS = tuple(ground_truth.C4_SETS)
 
 
 def _write_run(folder, rows):

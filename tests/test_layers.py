@@ -42,7 +42,8 @@ def _core(name: str) -> bool:
 
 
 def _imports() -> dict[str, set[str]]:
-  """Module -> the project modules it imports, at any depth of its code."""
+  """Module -> the project modules it imports, at any depth of its code
+  (`cli.lazy` included)."""
   modules = _modules()
   graph = collections.defaultdict(set)
   for name, path in modules.items():
@@ -55,6 +56,9 @@ def _imports() -> dict[str, set[str]]:
         subs = [f"{node.module}.{a.name}" for a in node.names
                 if f"{node.module}.{a.name}" in modules]
         targets = subs + ([node.module] if len(subs) < len(node.names) else [])
+      elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "lazy" and node.args and isinstance(node.args[0], ast.Constant)):
+        targets = [node.args[0].value]   # a command's `cli.lazy("mcgs_jax.learning.loop")`
       graph[name] |= {t for t in targets if t in modules and t != name}
   return graph
 

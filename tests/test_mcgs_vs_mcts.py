@@ -8,8 +8,11 @@ import pytest
 
 from mcgs_jax import envs
 import mcgs_jax
+from mcgs_jax.envs import evaluators
+from mcgs_jax.envs import exhaustive
 from mcgs_jax.envs import pons
 from mcgs_jax.experiments import mcgs_vs_mcts as mvm
+from mcgs_jax.learning import agents
 from mcgs_jax.learning import loop
 
 
@@ -22,14 +25,14 @@ def nim_setting():
 def test_noisy_nim_eval_is_a_fixed_imperfect_function_of_the_position():
   env = envs.make("nim")
   state = envs.stack([envs.nim.state_from_piles(env, (1, 3, 5, 7))] * 2)
-  noisy = mvm.NoisyNimEval(env, noise=0.8)
+  noisy = evaluators.NoisyNimEval(env, noise=0.8)
   logits, value = noisy(None, jax.random.PRNGKey(0), state)
   logits2, value2 = noisy(None, jax.random.PRNGKey(1), state)
   np.testing.assert_array_equal(value, value2)          # no rng: a network-like function
   np.testing.assert_array_equal(logits, logits2)
   assert value[0] == value[1]
   # Offsets of half-width 0.4 never flip a halved +-1; 0.8 flips some.
-  assert mvm.wrong_sign_fraction(env, mvm.NoisyNimEval(env, noise=0.4)) == 0.0
+  assert mvm.wrong_sign_fraction(env, evaluators.NoisyNimEval(env, noise=0.4)) == 0.0
   assert 0.05 < mvm.wrong_sign_fraction(env, noisy) < 0.4
 
 
@@ -41,7 +44,7 @@ def test_noisy_nim_eval_is_a_fixed_imperfect_function_of_the_position():
 def test_nim_openings_are_distinct_running_positions(env_id, plies, count, expected):
   env = envs.make(env_id)
   openings = mvm.nim_openings(env, count, plies)
-  keys = mvm.exhaustive.key_ints(np.asarray(openings.key))
+  keys = exhaustive.key_ints(np.asarray(openings.key))
   assert len(keys) == expected and len(set(keys.tolist())) == expected
   assert np.all(np.asarray(openings.ply) == plies)
   assert not np.any(np.asarray(openings.terminated))
@@ -93,14 +96,14 @@ def test_budget_for_time_interpolates_and_extrapolates_log_log():
 @pytest.mark.slow
 def test_graph_bytes_match_a_real_search(nim_setting):
   config = mvm.budget_config("mcgs", 8, nim_setting.simulations_per_eval)
-  per_node, table, allocated = mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, config)
+  per_node, table, allocated = agents.graph_bytes(nim_setting.env, nim_setting.eval_fn, config)
   out = mcgs_jax.search(None, jax.random.PRNGKey(0), nim_setting.openings, nim_setting.env,
                         nim_setting.eval_fn, config)
   # bytes_per_game also counts the small per-game fields (stats, root noise).
   assert allocated <= mcgs_jax.bytes_per_game(out.graph) <= allocated + 1024
   assert per_node > 0 and table > 0
   tree = mvm.budget_config("tree", 8, nim_setting.simulations_per_eval)
-  assert mvm.graph_bytes(nim_setting.env, nim_setting.eval_fn, tree)[0] == per_node
+  assert agents.graph_bytes(nim_setting.env, nim_setting.eval_fn, tree)[0] == per_node
 
 
 @pytest.mark.slow
@@ -140,7 +143,7 @@ def test_connect4_searches_spend_exactly_the_budget():
   setting = mvm.connect4_setting("shipped", count=2)
   budget = 6
   for mode in ("mcgs", "tree"):
-    _, stats = mvm._measured_search(setting.params, jax.random.PRNGKey(0), setting.openings,
+    _, stats = agents.measured_search(setting.params, jax.random.PRNGKey(0), setting.openings,
                                     setting.env, setting.eval_fn,
                                     mvm.budget_config(mode, budget))
     # Openings with many moves left: every search spends the whole budget.

@@ -103,3 +103,11 @@ def test_race_names_label_both_runs(peer_run, tmp_path):
       race.main(argv + bad)
 
 
+
+
+def test_the_peer_command_offers_every_field_of_its_config():
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import peer  # pylint: disable=g-import-not-at-top
+  fields = {f.name: type(f.default) for f in dataclasses.fields(peer.PeerConfig)}
+  del fields["network_kwargs"]   # --network-kwargs, a JSON object
+  assert {name: kind for name, (kind, _) in peer_recipe.FLAGS.items()} == fields

@@ -1,0 +1,61 @@
+"""The benchmarks' contestants, sizes and enhancement names, readable without
+jax: the command lines build their options from these before the library
+loads. Each benchmark module takes its own from here."""
+
+from mcgs_jax import modes
+
+# mcgs_jax.benchmarks.search_speed (`mcgs-jax bench-search`).
+SEARCH_CONTESTANTS = ("mctx", "mcgs", "tree")
+# mctx on our env instead of pgx's: separates the cost of the env from the
+# cost of the search. Not run unless asked for.
+SEARCH_EXTRA_CONTESTANTS = ("mctx-ours",)
+SEARCH_FULL_BATCH = (1, 64, 1024)
+SEARCH_FULL_SIMS = (64, 256, 800)
+SEARCH_QUICK_BATCH = (1, 64)
+SEARCH_QUICK_SIMS = (64, 256)
+MAX_OPENING_PLIES = 6  # no Connect-4 game ends within 6 plies
+
+# mcgs_jax.benchmarks.selfplay_speed (`mcgs-jax bench-selfplay`).
+SELFPLAY_CONTESTANTS = ("mctx", "mctx-gumbel", "mcgs", "tree", "mcgs-noreuse", "mcgs-gumbel")
+SELFPLAY_EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreuse",
+                              "tree-gumbel-noreuse")
+SELFPLAY_FULL = dict(batch=256, simulations=64, moves=8)
+SELFPLAY_QUICK = dict(batch=64, simulations=16, moves=4)
+
+# mcgs_jax.benchmarks.accuracy (`mcgs-jax connect4-accuracy`).
+ACCURACY_DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
+# The backup modes but tt_cache, which is not one of this benchmark's
+# contestants (it still runs as --searches tt_cache), then the external
+# references.
+ACCURACY_SEARCHES = tuple(m for m in modes.names() if m != "tt_cache") + ("mctx", "openspiel")
+# SearchConfig switches per enhancement name, at the paper's settings.
+ENHANCEMENTS = {
+    "solver": dict(solver=True),
+    "qvalue": dict(q_value_weight=2.0),
+    "epsgreedy": dict(eps_greedy=0.05),
+    "constraint": dict(eps_constraint=0.01),
+}
+ENHANCEMENTS["all"] = {k: v for e in ENHANCEMENTS.values() for k, v in e.items()}
+# Further switches (not in "all", the paper's build), at their sources' settings.
+ENHANCEMENTS.update({
+    "ppsoft": dict(progressive_pruning="soft"),  # Bouzy: 100 visits per move, r_d 1
+    "pphard": dict(progressive_pruning="hard"),
+    "lcb": dict(move_choice="lcb"),
+    "minroot": dict(min_root_visit_fraction=0.005),  # MantisShrimp: 4 of 800
+    "bounds": dict(solver=True, solver_bounds=True),  # score-bounded solver (draw proofs)
+    "gumbel": dict(root_policy="gumbel"),  # Gumbel root search, mctx's defaults
+})
+# Classic MCTS enhancements (docs/search_options.md#classic-mcts-enhancements).
+ENHANCEMENTS.update({
+    "rave": dict(rave=True, rave_b=0.1),
+    "expvisits": dict(expansion_policy="visits", expansion_threshold=2),
+    "expprob": dict(expansion_policy="probability", expansion_threshold=0.25),
+    "depth1": dict(depth_i=1),
+    "depth2": dict(depth_i=2),
+})
+# Enhancements of the leaf evaluation (eval_fn), not SearchConfig switches.
+# The benchmark has no trained network: "mix" mixes the uniform evaluator
+# (value 0) with the rollout, lam = 0.5 (AlphaGo's lambda), so it measures
+# the value's scale only; with a network, pass it as `network_eval`.
+EVAL_ENHANCEMENTS = ("mix",)
+ACCURACY_DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
