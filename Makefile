@@ -7,12 +7,12 @@ MCGS := $(VENV)/bin/mcgs-jax
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device device-session fault-sweep bench-compare accuracy clean
+.PHONY: docs demo play train train-connect4 test test-slow bench bench-quick bench-envs bench-device device-session fault-sweep bench-compare accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,tensorboard]"
+	$(PY) -m pip install -q -e ".[test,docs,tensorboard]"
 	touch $(STAMP)
 
 $(BENCH_STAMP): $(STAMP)
@@ -60,23 +60,25 @@ bench-quick: $(STAMP)
 bench-envs: $(STAMP)
 	$(MCGS) bench-envs
 
-# The accelerator report of whatever device JAX sees: docs/device/<device>.md
+# The accelerator report of whatever device JAX sees: $(OUT)/device/<device>.md
 # and its CSVs (about 8 minutes on an H100; `--quick` is the CPU smoke run).
+# OUT=docs refreshes the shipped pages; the default writes under results/.
+OUT ?= results
 bench-device: $(STAMP)
-	$(MCGS) device-report
+	$(MCGS) device-report --out $(OUT)/device
 
 # One lent accelerator, one command (about 9 minutes): the accelerator report,
 # then the Connect-4 recipe trained for the rest of the time; writes
-# docs/device/ and docs/learning/gpu/gpu_session/ (run state under runs/).
+# $(OUT)/device/ and $(OUT)/learning/gpu/gpu_session/ (run state under runs/).
 # `make device-session QUICK=1`: the CPU smoke run (under 3 minutes).
 device-session: $(STAMP)
-	$(MCGS) device-session $(if $(QUICK),--quick --out results/device_session)
+	$(MCGS) device-session $(if $(QUICK),--quick --out results/device_session,--out $(OUT))
 
 # Training runs hit by faults at random points (SIGKILL, damaged files, a full
 # disk, a second process), 20 trials each (about 4 hours on 2 cores, resumable):
-# docs/reliability.md.
+# the table of docs/reliability.md, into results/.
 fault-sweep: $(STAMP)
-	$(MCGS) fault-sweep --log results/fault_sweep.jsonl --csv docs/reliability.csv --md results/fault_sweep.md
+	$(MCGS) fault-sweep --log results/fault_sweep.jsonl --csv results/reliability.csv --md results/fault_sweep.md
 
 # The hot paths of the working tree against BASE, interleaved on this machine:
 # `make bench-compare BASE=HEAD~1` (a few minutes).
@@ -87,5 +89,10 @@ bench-compare: $(STAMP)
 accuracy: $(BENCH_STAMP)
 	$(MCGS) connect4-accuracy
 
+# The documentation site, into site/ (warnings are errors), with the API
+# reference from the docstrings (mkdocs.yml, scripts/docs_layout.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) results
+	rm -rf $(VENV) results site build

@@ -1,6 +1,6 @@
 """What the benchmark and reproduction commands of `experiments/` measure with.
 
-The commands (`python -m mcgs_jax.experiments.bench_search`, `bench_selfplay`,
+The commands (`mcgs-jax bench-search`, `bench_selfplay`,
 `bench_phases`, `connect4_accuracy`, `device_report`, ...) parse their
 arguments and print; the measuring lives here, so that one command can reuse
 another's cells (the accelerator report runs the search, self-play and phase

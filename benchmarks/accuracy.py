@@ -17,9 +17,6 @@ import mcgs_jax
 from mcgs_jax.envs import connect4
 from mcgs_jax.envs import pons
 from mcgs_jax.learning import evaluation
-from mcgs_jax.benchmarks.names import ACCURACY_DEFAULT_SEARCHES as DEFAULT_SEARCHES
-from mcgs_jax.benchmarks.names import ACCURACY_DEFAULT_SETS as DEFAULT_SETS
-from mcgs_jax.benchmarks.names import ACCURACY_SEARCHES as SEARCHES
 from mcgs_jax.benchmarks.names import ENHANCEMENTS, EVAL_ENHANCEMENTS
 
 FIELDS = ("set", "search", "sims", "positions", "preserving", "preserving_lo", "preserving_hi",

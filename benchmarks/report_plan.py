@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from mcgs_jax import envs
 from mcgs_jax import networks
 from mcgs_jax.benchmarks import search_speed
-from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.benchmarks import names
 from mcgs_jax.networks import MLP, MLPEval, init_params
 
 NUM_ACTIONS = 7
@@ -237,8 +237,8 @@ CPU_PLAN = Plan(
     mlp_hidden=search_speed.HIDDEN_SIZES, resnet_blocks=6, resnet_channels=64, search_contestants={
         "mlp": tuple(SEARCH_CONTESTANTS),
         "resnet": tuple(SEARCH_CONTESTANTS)
-    }, network_batches={"resnet": (32,)}, selfplay_batch=selfplay_speed.FULL["batch"],
-    selfplay_sims=selfplay_speed.FULL["simulations"], selfplay_moves=selfplay_speed.FULL["moves"],
+    }, network_batches={"resnet": (32,)}, selfplay_batch=names.SELFPLAY_FULL["batch"],
+    selfplay_sims=names.SELFPLAY_FULL["simulations"], selfplay_moves=names.SELFPLAY_FULL["moves"],
     selfplay_groups=(("mctx", "mcgs", "tree", "mctx-gumbel", "mcgs-gumbel"),), selfplay_rounds=2,
     phase_batch=256, phase_sims=800, phase_backups=PHASE_BACKUPS, training_batches=(256, 1024),
     repeats=3, max_seconds=30.0, budgets_s={

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from mcgs_jax import networks
 from mcgs_jax.benchmarks import report_plan
 from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.benchmarks import names as benchmark_names
 
 
 def matching_mctx(loop: str) -> str:
@@ -119,7 +120,7 @@ def selfplay_section(plan: report_plan.Plan, seed: int,
   eval_fn = networks.mlp_eval(report_plan.NUM_ACTIONS, plan.mlp_hidden)
   params = networks.init(eval_fn.network, jax.random.key(seed),
                          jnp.zeros((1,) + report_plan.OBSERVATION_SHAPE, jnp.bool_))
-  known = selfplay_speed.CONTESTANTS + selfplay_speed.EXTRA_CONTESTANTS
+  known = benchmark_names.SELFPLAY_CONTESTANTS + benchmark_names.SELFPLAY_EXTRA_CONTESTANTS
   in_plan = {n for group in plan.selfplay_groups for n in group}
   cell = f"B={plan.selfplay_batch} S={plan.selfplay_sims} moves={plan.selfplay_moves}"
   rows, skipped = [], []

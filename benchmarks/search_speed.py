@@ -25,12 +25,6 @@ from mcgs_jax.graph import NO_SIMULATION
 from mcgs_jax.networks import MLP, MLPEval
 
 from mcgs_jax.benchmarks.names import MAX_OPENING_PLIES
-from mcgs_jax.benchmarks.names import SEARCH_CONTESTANTS as CONTESTANTS
-from mcgs_jax.benchmarks.names import SEARCH_EXTRA_CONTESTANTS as EXTRA_CONTESTANTS
-from mcgs_jax.benchmarks.names import SEARCH_FULL_BATCH as FULL_BATCH
-from mcgs_jax.benchmarks.names import SEARCH_FULL_SIMS as FULL_SIMS
-from mcgs_jax.benchmarks.names import SEARCH_QUICK_BATCH as QUICK_BATCH
-from mcgs_jax.benchmarks.names import SEARCH_QUICK_SIMS as QUICK_SIMS
 
 NUM_ACTIONS = 7
 HIDDEN_SIZES = (128, 128)

@@ -18,12 +18,9 @@ import pgx.experimental
 from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax.benchmarks import measure
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import selfplay
 
-from mcgs_jax.benchmarks.names import SELFPLAY_CONTESTANTS as CONTESTANTS
-from mcgs_jax.benchmarks.names import SELFPLAY_EXTRA_CONTESTANTS as EXTRA_CONTESTANTS
-from mcgs_jax.benchmarks.names import SELFPLAY_FULL as FULL
-from mcgs_jax.benchmarks.names import SELFPLAY_QUICK as QUICK
 
 NUM_ACTIONS = 7
 HIDDEN_SIZES = (128, 128)
@@ -56,9 +53,9 @@ class Settings:
     profile_loop: our loop whose pieces `profile_rows` times.
     seed: the games' seed.
   """
-  batch: int = FULL["batch"]
-  simulations: int = FULL["simulations"]
-  moves: int = FULL["moves"]
+  batch: int = names.SELFPLAY_FULL["batch"]
+  simulations: int = names.SELFPLAY_FULL["simulations"]
+  moves: int = names.SELFPLAY_FULL["moves"]
   rounds: int = 3
   repeats: int = 3
   max_seconds: float = 60.0

@@ -517,6 +517,24 @@ class PgxEnv(base.Env):
     common = [s.current_player, s._step_count, s.terminated | s.truncated]
     return hash_leaves(common + leaves)
 
+  def key_fn(self, pgx_state: Any) -> jax.Array:
+    """The transposition keys of this game's pgx states, as the env keys its own.
+
+    The `key_fn` of `mcgs_jax.from_mctx` for an mctx search whose embeddings
+    are pgx states: `from_mctx(recurrent_fn, PgxEnv("connect_four").key_fn,
+    num_actions=7, acyclic_keys=True)` (the keys hash the ply).
+
+    Args:
+      pgx_state: a state of this game's `pgx.Env`, leading dimensions [...].
+
+    Returns:
+      uint32[..., 2].
+
+    Raises:
+      ValueError: a state of another pgx game.
+    """
+    return self.wrap(pgx_state).key
+
   def _wrap_one(self, s: Any) -> State:
     s = _compact(s)
     return State(pgx_state=s, key=self._key(s))

@@ -1,7 +1,7 @@
 """Elo ladder of a training run: its snapshots against fixed baselines.
 
-  python -m mcgs_jax.experiments.arena --run runs/connect4_recipe --games 64
-  python -m mcgs_jax.experiments.arena --run runs/connect4_recipe --solver --opening-plies 12
+  mcgs-jax arena --run runs/connect4_recipe --games 64
+  mcgs-jax arena --run runs/connect4_recipe --solver --opening-plies 12
 
 Every evaluation snapshot of the run (`DIR/snapshots/`, at most `--snapshots`
 of them, evenly spaced, the latest included) plays `--games` games (half with

@@ -1,9 +1,9 @@
 """The hot paths of the working tree against a base commit, in one
 interleaved run on the same machine.
 
-  python -m mcgs_jax.experiments.bench_compare --base HEAD~1          # make bench-compare BASE=HEAD~1
-  python -m mcgs_jax.experiments.bench_compare --base 3c114c9 --rounds 7
-  python -m mcgs_jax.experiments.bench_compare --base HEAD --quick    # tiny shapes (the test)
+  mcgs-jax bench-compare --base HEAD~1          # make bench-compare BASE=HEAD~1
+  mcgs-jax bench-compare --base 3c114c9 --rounds 7
+  mcgs-jax bench-compare --base HEAD --quick    # tiny shapes (the test)
 
 The base commit is checked out in a temporary git worktree. One worker
 process per tree (`bench_worker.py`, copied out of this tree so that the

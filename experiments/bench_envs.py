@@ -1,7 +1,7 @@
 """Connect-4 env throughput: `mcgs_jax.envs.make("connect4")` vs pgx's `connect_four`.
 
-  python -m mcgs_jax.experiments.bench_envs                  # batch 4096, 256 steps per call
-  python -m mcgs_jax.experiments.bench_envs --batch 1024 4096 16384 --steps 128
+  mcgs-jax bench-envs                  # batch 4096, 256 steps per call
+  mcgs-jax bench-envs --batch 1024 4096 16384 --steps 128
 
 Both envs play a batch of games inside one jitted `lax.scan` of `--steps`
 steps; a game that ends is replaced by a fresh one (auto-reset). Two ways to

@@ -1,9 +1,9 @@
 """Where a search's time goes: phases of one simulation step, and the distance
 from "only the network".
 
-  python -m mcgs_jax.experiments.bench_phases                          # B=1024, S=800, MLP(128, 128)
-  python -m mcgs_jax.experiments.bench_phases --batch 1024 --sims 64   # the network-only comparison
-  python -m mcgs_jax.experiments.bench_phases --hidden 512 512 512     # a larger network
+  mcgs-jax bench-phases                          # B=1024, S=800, MLP(128, 128)
+  mcgs-jax bench-phases --batch 1024 --sims 64   # the network-only comparison
+  mcgs-jax bench-phases --hidden 512 512 512     # a larger network
 
 Connect-4 from the empty board, the flax MLP as eval_fn. Rows:
   network+env only  S network calls and env steps on B states in a lax.scan,

@@ -1,9 +1,9 @@
 """Search speed and memory on Connect-4: mcgs_jax ("mcgs", "tree") vs mctx.
 
-  python -m mcgs_jax.experiments.bench_search             # batch {1, 64, 1024} x sims {64, 256, 800}
-  python -m mcgs_jax.experiments.bench_search --quick     # batch {1, 64} x sims {64, 256}
-  python -m mcgs_jax.experiments.bench_search --batch 1024 --sims 800 --max-seconds 300
-  python -m mcgs_jax.experiments.bench_search --agent docs/learning/runs/connect4_v1 --batch 64 --sims 64 200 800
+  mcgs-jax bench-search             # batch {1, 64, 1024} x sims {64, 256, 800}
+  mcgs-jax bench-search --quick     # batch {1, 64} x sims {64, 256}
+  mcgs-jax bench-search --batch 1024 --sims 800 --max-seconds 300
+  mcgs-jax bench-search --agent docs/learning/runs/connect4_v1 --batch 64 --sims 64 200 800
 
 Every contestant searches from the initial position (or the openings of
 `--opening-plies`) with the same MLP parameters:
@@ -167,7 +167,7 @@ def main(argv=None):
   rows = []
   # The reference (mctx) first in every cell: the others report their time
   # relative to it.
-  order = [c for c in search_speed.CONTESTANTS + search_speed.EXTRA_CONTESTANTS if c in contestants]
+  order = [c for c in names.SEARCH_CONTESTANTS + names.SEARCH_EXTRA_CONTESTANTS if c in contestants]
   order.sort(key=lambda c: c != args.reference)
   for batch_size in args.batch:
     if args.opening_plies:

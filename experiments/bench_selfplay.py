@@ -1,9 +1,9 @@
 """Self-play speed on Connect-4: `mcgs_jax.learning.selfplay.play` vs the same loop on mctx.
 
-  python -m mcgs_jax.experiments.bench_selfplay                 # B=256, S=64, 8 moves per call
-  python -m mcgs_jax.experiments.bench_selfplay --quick         # B=64, S=16, 4 moves per call
-  python -m mcgs_jax.experiments.bench_selfplay --batch 256 --simulations 64 --moves 8 --profile
-  python -m mcgs_jax.experiments.bench_selfplay --contestants mctx-gumbel mcgs-gumbel \
+  mcgs-jax bench-selfplay                 # B=256, S=64, 8 moves per call
+  mcgs-jax bench-selfplay --quick         # B=64, S=16, 4 moves per call
+  mcgs-jax bench-selfplay --batch 256 --simulations 64 --moves 8 --profile
+  mcgs-jax bench-selfplay --contestants mctx-gumbel mcgs-gumbel \
       --profile --profile-loop mcgs-gumbel
 
 Every contestant plays B games of Connect-4 for `--moves` moves per jitted
@@ -126,7 +126,7 @@ def main(argv=None):
       f"{args.moves} moves per call", flush=True)
   start = time.perf_counter()
   order = [
-      c for c in selfplay_speed.CONTESTANTS + selfplay_speed.EXTRA_CONTESTANTS
+      c for c in names.SELFPLAY_CONTESTANTS + names.SELFPLAY_EXTRA_CONTESTANTS
       if c in args.contestants
   ]
   settings = selfplay_speed.Settings(**{

@@ -1,11 +1,11 @@
 """Move accuracy of search on Connect-4 positions with exact scores.
 
-  python -m mcgs_jax.experiments.connect4_accuracy                    # L3, L2, L1 x {200, 1000} sims
-  python -m mcgs_jax.experiments.connect4_accuracy --sets L2_R1 --sims 200 --limit 100
-  python -m mcgs_jax.experiments.connect4_accuracy --searches mcgs tree mctx openspiel
-  python -m mcgs_jax.experiments.connect4_accuracy --positions my.txt   # MOVES per line, labelled by
+  mcgs-jax connect4-accuracy                    # L3, L2, L1 x {200, 1000} sims
+  mcgs-jax connect4-accuracy --sets L2_R1 --sims 200 --limit 100
+  mcgs-jax connect4-accuracy --searches mcgs tree mctx openspiel
+  mcgs-jax connect4-accuracy --positions my.txt   # MOVES per line, labelled by
                                                                 # mcgs_jax.envs.connect4_solver.solve_columns
-  python -m mcgs_jax.experiments.connect4_accuracy --generate 200 --stones 10-20 --positions-out gen.txt
+  mcgs-jax connect4-accuracy --generate 200 --stones 10-20 --positions-out gen.txt
 
 For every position the search picks a move; with the exact score of every
 child (Pons' `_columns` files, or our solver) a move is

@@ -1,6 +1,6 @@
 """Demo: one Connect-4 search from the empty board, MCGS next to a plain tree.
 
-  python -m mcgs_jax.experiments.demo [--moves 4455] [--simulations 800] [--rollouts 8]
+  mcgs-jax demo [--moves 4455] [--simulations 800] [--rollouts 8]
 
 No trained network is needed: leaves are valued by random playouts on device.
 """
@@ -87,7 +87,7 @@ def show_trained_agent(moves: str, seed: int, plies: int = 8, simulations: int =
     state = env.step(state, out.action)
   print(envs.connect4.render(jax.tree.map(lambda x: x[0], state)))
   print(f"moves {moves + played}; play it yourself: make play "
-        "(or .venv/bin/python -m mcgs_jax.experiments.play)")
+        "(or mcgs-jax play)")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """The accelerator report: search, self-play, memory, phase and training
 speed on whatever device JAX sees, in one process.
 
-  python -m mcgs_jax.experiments.device_report                   # the full report (~8 min on an H100)
-  python -m mcgs_jax.experiments.device_report --quick           # CPU smoke run: tiny shapes, < 3 min
-  python -m mcgs_jax.experiments.device_report --out results/device --budget-scale 2
+  mcgs-jax device-report                   # the full report (~8 min on an H100)
+  mcgs-jax device-report --quick           # CPU smoke run: tiny shapes, < 3 min
+  mcgs-jax device-report --out results/device --budget-scale 2
 
-Writes `<out>/<device>.md` (default out: docs/device; device:
+Writes `<out>/<device>.md` (default out: results/device, `--out docs/device` for the
+shipped pages; device:
 `jax.devices()[0].device_kind` slugified, e.g. `cpu`, `nvidia-h100-80gb-hbm3`,
 with `-quick` appended under `--quick`) and one CSV per section beside it:
 `<device>-search.csv`, `-selfplay.csv`, `-memory.csv`, `-device.csv`,
@@ -134,7 +135,7 @@ def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="tiny shapes and networks, few repeats (the CPU smoke run)")
-  parser.add_argument("--out", default=os.path.join("docs", "device"),
+  parser.add_argument("--out", default=os.path.join("results", "device"),
                       help="folder of the report and its CSVs")
   parser.add_argument("--budget-scale", type=float, default=1.0,
                       help="multiplies every section's time budget")

@@ -1,9 +1,9 @@
 """One lent accelerator, one command: the accelerator report, then the
 Connect-4 recipe trained for the rest of the time.
 
-  python -m mcgs_jax.experiments.device_session                  # 9.5 min on an H100-class GPU
-  python -m mcgs_jax.experiments.device_session --quick          # CPU smoke run, < 3 min
-  python -m mcgs_jax.experiments.device_session --seconds 570 --out docs
+  mcgs-jax device-session                  # 9.5 min on an H100-class GPU
+  mcgs-jax device-session --quick          # CPU smoke run, < 3 min
+  mcgs-jax device-session --seconds 570 --out docs
 
 Steps, each a subprocess (so each has the accelerator's memory to itself):
   1. report    `mcgs_jax.experiments.device_report` (its `FULL_PLAN`; `--quick`: its
@@ -258,7 +258,7 @@ def summary_text(args, prediction: Prediction, steps: list[dict], curve: list[di
   lines = [
       f"# Accelerator session{' (quick)' if args.quick else ''}",
       "",
-      "Command: `python -m mcgs_jax.experiments.device_session " + " ".join(sys.argv[1:]) + "`",
+      "Command: `mcgs-jax device-session " + " ".join(sys.argv[1:]) + "`",
       "",
       f"Predicted: report {prediction.report_s:.0f} s + training {prediction.training_s:.0f} s"
       f" + closing {prediction.closing_s:.0f} s = {prediction.total_s:.0f} s of the command's "
@@ -285,8 +285,9 @@ def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true",
                       help="the CPU smoke run: the report's smoke plan, 4 tiny iterations")
-  parser.add_argument("--out", default="docs",
-                      help="where device/ and learning/gpu/<name>/ are written")
+  parser.add_argument("--out", default="results",
+                      help="where device/ and learning/gpu/<name>/ are written "
+                      "(docs: the shipped pages)")
   parser.add_argument("--runs", default="runs", help="folder of the training run (not in git)")
   parser.add_argument("--name", default=None,
                       help="the training run's name (default: gpu_session, quick_session)")

@@ -1,18 +1,18 @@
 """The Dual MCTS paper's table: AlphaZero vs MPV-MCTS vs Dual MCTS training.
 
-  python -m mcgs_jax.experiments.dual_mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
-  python -m mcgs_jax.experiments.dual_mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
-  python -m mcgs_jax.experiments.dual_mcts --table            # the table over every cell run
-  python -m mcgs_jax.experiments.dual_mcts --bench --game connect4 --backup tree   # one search's time
-  python -m mcgs_jax.experiments.dual_mcts --recipe --algo dual --backup mcgs --seed 0 1 2
-  python -m mcgs_jax.experiments.dual_mcts --recipe --seed 0 1 2   # the 18 runs, resumable
-  python -m mcgs_jax.experiments.dual_mcts --recipe --algo alphazero_noreuse --backup tree   # ablations
-  python -m mcgs_jax.experiments.dual_mcts --recipe --algo alphazero_35 --backup tree
-  python -m mcgs_jax.experiments.dual_mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
-  python -m mcgs_jax.experiments.dual_mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
-  python -m mcgs_jax.experiments.dual_mcts --recipe-summary   # its Markdown table, intervals over seeds
-  python -m mcgs_jax.experiments.dual_mcts --recipe-summary --per-run   # one row per run
-  python -m mcgs_jax.experiments.dual_mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
+  mcgs-jax dual-mcts --game hsr:4,4,16 --algo dual --backup tree --seed 0
+  mcgs-jax dual-mcts --game nim:3,20 --algo mpv --backup mcgs --seed 0 1 2
+  mcgs-jax dual-mcts --table            # the table over every cell run
+  mcgs-jax dual-mcts --bench --game connect4 --backup tree   # one search's time
+  mcgs-jax dual-mcts --recipe --algo dual --backup mcgs --seed 0 1 2
+  mcgs-jax dual-mcts --recipe --seed 0 1 2   # the 18 runs, resumable
+  mcgs-jax dual-mcts --recipe --algo alphazero_noreuse --backup tree   # ablations
+  mcgs-jax dual-mcts --recipe --algo alphazero_35 --backup tree
+  mcgs-jax dual-mcts --recipe-rank --seed 0 1 2   # alpha-rank over each run's snapshots
+  mcgs-jax dual-mcts --recipe-table     # docs/dual_mcts/connect4_runs.csv
+  mcgs-jax dual-mcts --recipe-summary   # its Markdown table, intervals over seeds
+  mcgs-jax dual-mcts --recipe-summary --per-run   # one row per run
+  mcgs-jax dual-mcts --recipe-diagnose --seed 0 1 2   # each final network, other searches
 
 One cell = (game, algorithm, backup, seed): `--steps` training steps of
 `mcgs_jax.experiments.train` (self-play, replay, updates); after each step the new
@@ -909,16 +909,16 @@ def main(argv=None):
   parser.add_argument("--recipe-rank", action="store_true",
                       help="the paper's convergence criterion over each --recipe run's snapshots")
   parser.add_argument("--recipe-table", action="store_true",
-                      help="write the --recipe runs' rows to docs/dual_mcts/connect4_runs.csv")
+                      help="write the --recipe runs' rows to --table-csv")
   parser.add_argument("--recipe-summary", action="store_true",
                       help="print the Markdown table of the finished --recipe runs in --table-csv")
   parser.add_argument("--per-run", action="store_true",
                       help="--recipe-summary: one row per run (with its large network "
                       "alone from --diagnosis-csv) instead of one per cell")
   parser.add_argument("--table-csv",
-                      default=os.path.join("docs", "dual_mcts", "connect4_runs.csv"),
+                      default=os.path.join("results", "dual_mcts", "connect4_runs.csv"),
                       help="--recipe-table: the CSV written")
-  parser.add_argument("--keep", default=os.path.join("docs", "dual_mcts"),
+  parser.add_argument("--keep", default=os.path.join("results", "dual_mcts"),
                       help="--recipe-table: where each run's metrics, config and rank summary "
                       "are copied (as <keep>/connect4_recipe/<run>/) and read from")
   parser.add_argument("--target", type=float, default=0.05,
@@ -928,7 +928,7 @@ def main(argv=None):
                       "(the large or small network searched alone, raw policies) into "
                       "--diagnosis-csv")
   parser.add_argument("--diagnosis-csv",
-                      default=os.path.join("docs", "dual_mcts", "connect4_diagnosis.csv"),
+                      default=os.path.join("results", "dual_mcts", "connect4_diagnosis.csv"),
                       help="--recipe-diagnose: the CSV added to")
   args = parser.parse_args(argv)
   if args.recipe_diagnose:

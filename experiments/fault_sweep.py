@@ -1,12 +1,12 @@
 """Faults survived, in figures: training runs hit by faults at random points.
 
-  python -m mcgs_jax.experiments.fault_sweep                    # 20 trials per fault, ~5 CPU hours
-  python -m mcgs_jax.experiments.fault_sweep --quick            # 1 trial per fault, ~15 minutes
-  python -m mcgs_jax.experiments.fault_sweep --trials 5 --faults kill truncate-step
-  python -m mcgs_jax.experiments.fault_sweep --log sweep.jsonl  # resumable: done trials are kept
+  mcgs-jax fault-sweep                    # 20 trials per fault, ~5 CPU hours
+  mcgs-jax fault-sweep --quick            # 1 trial per fault, ~15 minutes
+  mcgs-jax fault-sweep --trials 5 --faults kill truncate-step
+  mcgs-jax fault-sweep --log sweep.jsonl  # resumable: done trials are kept
 
 Every trial trains a tiny tic-tac-toe run (`TINY`, `--iterations` 6) in its
-own process, exactly as a user runs `python -m mcgs_jax.experiments.train`, hits it
+own process, exactly as a user runs `mcgs-jax train`, hits it
 with one fault, then reruns the same command to the end, and checks:
   survived       the rerun exits 0 and `metrics.csv` holds every iteration
                  once;

@@ -1,10 +1,10 @@
 """What the graph buys in self-play: the same recipe trained with graph
 search (`mcgs`) and with tree search (`tree`), several seeds each.
 
-  python -m mcgs_jax.experiments.graph_vs_tree train                 # every run, resumable
-  python -m mcgs_jax.experiments.graph_vs_tree train --games nim --seeds 0
-  python -m mcgs_jax.experiments.graph_vs_tree report --runs docs/learning/graph_vs_tree/runs
-  python -m mcgs_jax.experiments.graph_vs_tree final                 # needs the runs' agents
+  mcgs-jax graph-vs-tree train                 # every run, resumable
+  mcgs-jax graph-vs-tree train --games nim --seeds 0
+  mcgs-jax graph-vs-tree report --runs docs/learning/graph_vs_tree/runs
+  mcgs-jax graph-vs-tree final                 # needs the runs' agents
 
 `train` runs `mcgs_jax.experiments.train` once per (game, search, seed), one after
 another, each to its CPU budget (`cpu_s`: CPU seconds of self-play and
@@ -308,7 +308,7 @@ def parse_args(argv=None):
                       help="CPU seconds per run (default: the game's, RECIPES)")
   parser.add_argument("--runs", default=os.path.join("runs", "graph_vs_tree"),
                       help="folder of the runs (not in git)")
-  parser.add_argument("--out", default=os.path.join("docs", "learning", "graph_vs_tree"),
+  parser.add_argument("--out", default=os.path.join("results", "graph_vs_tree"),
                       help="report, final: folder of the CSVs and the plot")
   parser.add_argument("--positions", type=int, default=400,
                       help="final: positions per Pons set (0: no scoring)")

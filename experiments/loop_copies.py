@@ -1,7 +1,7 @@
 """Copies XLA inserts inside a compiled search's loops, by array shape.
 
-  python -m mcgs_jax.experiments.loop_copies                      # mcgs, tree, solver; B=4, S=16
-  python -m mcgs_jax.experiments.loop_copies --searches mcgs --batch 8 --sims 32 --show
+  mcgs-jax loop-copies                      # mcgs, tree, solver; B=4, S=16
+  mcgs-jax loop-copies --searches mcgs --batch 8 --sims 32 --show
 
 Compiles `mcgs_jax.search` (Connect-4, a small MLP) for each search variant and
 counts the `copy` / `copy-start` instructions outside the entry computation

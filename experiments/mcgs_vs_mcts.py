@@ -1,14 +1,14 @@
 """MCGS against MCTS with trained evaluators: Elo at equal network
 evaluations and at equal time, memory, move accuracy and an ablation.
 
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part evals     # Elo vs evaluations per move
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part time      # Elo at equal time per move
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part time --game nim   # the same on Nim
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part memory    # nodes and bytes per search
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part accuracy  # Pons sets, move accuracy
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part ablation  # each enhancement vs plain mcgs
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part nim       # Nim, a deliberately noisy evaluator
-  python -m mcgs_jax.experiments.mcgs_vs_mcts --part plots     # plots and summaries from the CSVs
+  mcgs-jax mcgs-vs-mcts --part evals     # Elo vs evaluations per move
+  mcgs-jax mcgs-vs-mcts --part time      # Elo at equal time per move
+  mcgs-jax mcgs-vs-mcts --part time --game nim   # the same on Nim
+  mcgs-jax mcgs-vs-mcts --part memory    # nodes and bytes per search
+  mcgs-jax mcgs-vs-mcts --part accuracy  # Pons sets, move accuracy
+  mcgs-jax mcgs-vs-mcts --part ablation  # each enhancement vs plain mcgs
+  mcgs-jax mcgs-vs-mcts --part nim       # Nim, a deliberately noisy evaluator
+  mcgs-jax mcgs-vs-mcts --part plots     # plots and summaries from the CSVs
   common flags: --network shipped|v3|v2|v1|weak --budgets 32 64 128 256 --openings 128
                 --nim-envs nim nim-piles:3,5,7,9 --nim-plies 2
                 --out results/mcgs_vs_mcts --docs docs/mcgs_vs_mcts
@@ -61,7 +61,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import functools
 import math
 import os
 import sys

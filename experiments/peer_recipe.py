@@ -1,7 +1,7 @@
 """The peer: pgx's AlphaZero example recipe, written in this project's code.
 
-  python -m mcgs_jax.experiments.peer_recipe --out runs/peer --cpu-budget 10800   # resumable
-  python -m mcgs_jax.experiments.peer_recipe --out runs/peer_tiny --quick --iterations 2
+  mcgs-jax peer-recipe --out runs/peer --cpu-budget 10800   # resumable
+  mcgs-jax peer-recipe --out runs/peer_tiny --quick --iterations 2
 
 The recipe of pgx's `examples/alphazero/train.py` (pgx 2.x) on pgx's
 `connect_four`, one iteration at a time:

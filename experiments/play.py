@@ -1,7 +1,7 @@
 """Play against a trained agent in the terminal.
 
-  python -m mcgs_jax.experiments.play                                   # the shipped Connect-4 agent
-  python -m mcgs_jax.experiments.play --agent runs/ttt --simulations 64 --first agent
+  mcgs-jax play                                   # the shipped Connect-4 agent
+  mcgs-jax play --agent runs/ttt --simulations 64 --first agent
 
 Moves are typed as numbers: Connect-4 columns 1-7, tic-tac-toe cells 1-9
 (row by row from the top left), other games the action index + 1. The agent

@@ -1,7 +1,7 @@
 """Our training recipe against the peer's (`mcgs_jax.experiments.peer_recipe`), side by side.
 
-  python -m mcgs_jax.experiments.race --ours docs/learning/runs/connect4 --peer docs/learning/runs/peer --games 200
-  python -m mcgs_jax.experiments.race --ours docs/learning/runs/connect4_v6 --peer docs/learning/runs/connect4_v3 \
+  mcgs-jax race --ours docs/learning/runs/connect4 --peer docs/learning/runs/peer --games 200
+  mcgs-jax race --ours docs/learning/runs/connect4_v6 --peer docs/learning/runs/connect4_v3 \
       --names v6 v3 --out docs/learning/race_v6_vs_v3      # any two runs, named
 
 * The curves: every evaluated row of both runs' `metrics.csv` (Pons error
@@ -154,7 +154,8 @@ def main(argv=None):
                               formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--ours", required=True, help="our training run directory")
   parser.add_argument("--peer", required=True, help="the peer recipe's run directory")
-  parser.add_argument("--out", default="docs/learning", help="where the CSVs and plot go")
+  parser.add_argument("--out", default="results/race",
+                      help="where the CSVs and plot go (docs/learning: the shipped ones)")
   parser.add_argument("--games", type=int, default=200, help="games per pairing (even)")
   parser.add_argument("--simulations", type=int, default=200)
   parser.add_argument("--baseline-simulations", type=int, default=800)

@@ -1,8 +1,8 @@
 """AlphaZero training with the graph search: self-play, replay, optax updates.
 
-  python -m mcgs_jax.experiments.train --env tictactoe --out runs/ttt
-  python -m mcgs_jax.experiments.train --env connect4 --out runs/c4 --iterations 200
-  python -m mcgs_jax.experiments.train --out runs/c4            # resume with the saved config
+  mcgs-jax train --env tictactoe --out runs/ttt
+  mcgs-jax train --env connect4 --out runs/c4 --iterations 200
+  mcgs-jax train --out runs/c4            # resume with the saved config
 
 Each iteration plays `moves_per_iteration` moves in each of `games` games
 (one search per move), adds the positions of finished games to the replay

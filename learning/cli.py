@@ -71,6 +71,10 @@ def lazy(name: str) -> types.ModuleType:
   return sys.modules.get(name) or _LazyModule(name)
 
 
+# Optional dependencies: the module a feature imports -> the extra that installs it.
+OPTIONAL = {"pyspiel": "bench", "tensorboardX": "tensorboard"}
+
+
 def _run_failures() -> tuple[type[BaseException], ...]:
   checkpoint = sys.modules.get("mcgs_jax.learning.checkpoint")   # not loaded: not raised
   return RUN_FAILURES + ((checkpoint.CheckpointError,) if checkpoint else ())
@@ -142,6 +146,9 @@ def explain(error: BaseException) -> tuple[str, int] | None:
       where = f" ({error.filename}{': ' + detail if detail else ''})"
     return (f"no space left on the device{where}: free some and rerun the same command to "
             "resume (the last complete checkpoint is kept)"), FAILURE
+  if isinstance(error, ModuleNotFoundError) and error.name in OPTIONAL:
+    return (f"this needs the optional package {error.name}: pip install "
+            f"'mcgs_jax[{OPTIONAL[error.name]}]'"), USAGE
   if isinstance(error, _run_failures()):
     return _first_line(text), FAILURE
   if isinstance(error, USAGE_ERRORS):

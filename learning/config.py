@@ -228,8 +228,8 @@ class TrainConfig:
     batch_size: examples per update (a multiple of the device count).
     updates_per_iteration: optimizer steps per iteration.
     min_replay: no update before the buffer holds this many examples.
-    learning_rate, weight_decay, optimizer ('adam' | 'sgd'), loss
-      ('alphazero' | 'kl'): the optimisation.
+    learning_rate, weight_decay, optimizer, loss: the optimisation
+      (optimizer 'adam' or 'sgd', loss 'alphazero' or 'kl').
     decay_updates: with > 0 the learning rate follows a cosine from
       `learning_rate` down to a tenth of it over this many updates, then
       stays there; 0 keeps it constant.

@@ -39,7 +39,11 @@ _EXPORTS = {
     "summarize": "mcgs_jax.policies",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__", "modes"]
+__all__ = [
+    "BackupMode", "EnvModel", "Graph", "MctxModel", "Model", "Root", "SearchConfig",
+    "SearchOutput", "SearchStats", "Transition", "__version__", "advance", "bytes_per_game",
+    "from_mctx", "init", "modes", "reroot", "run_simulations", "search", "simulate", "summarize",
+]
 
 if TYPE_CHECKING:   # what the names are, for type checkers and IDEs
   from mcgs_jax import modes

@@ -310,7 +310,10 @@ class SearchConfig:
       `modes.register`.
     c_init, c_base: exploration schedule c(s) = log((n + c_base + 1) / c_base)
       + c_init, n = sum_b N(s, b).
-    q_init: Q of unvisited edges in selection (-1: pessimistic first play).
+    q_init: Q of unvisited edges in selection. The default -1 counts an untried
+      move as a loss (the paper's pessimistic first-play urgency), so visits
+      concentrate on the prior's favourites; mctx starts them at the parent's
+      value instead, and 0 is neutral.
     q_eps: a transposition whose value differs from the edge's Q by more than
       this ends the simulation with a correction (no network call).
     value_min, value_max: bounds of the backed-up correction value.

@@ -81,28 +81,47 @@ class SearchStats:
 
   The one definition of the search's counters: the graph carries them and
   `SearchOutput.stats` returns them. Indexable by name (`stats["nn_evals"]`).
+
+  Attributes:
+    nodes_used: nodes stored (the next free node index)
+    simulations: simulations that backed up a value
+    nn_evals: leaves that needed the network (incl. the root)
+    eval_rows: rows sent to `eval_fn` (incl. the root): with leaves_per_step L, L per step
+      whatever they needed
+    transposition_hits: new edges linked to an existing node (no network call)
+    corrections: simulations stopped early at a diverged transposition
+    tt_cache_hits: tt_cache mode: network results copied from the table
+    terminal_visits: simulations that ended in a terminal transition
+    solved_visits: simulations that ended at a node proven by the solver
+    explorations: eps-greedy / constraint-first trajectories
+    disconnected: of those, backed up from below the root only
+    collisions: leaves_per_step: leaves dropped, edge expanded by an earlier leaf
+    node_overflows: leaves not stored: node arrays full
+    table_overflows: nodes not indexed: no free slot within max_probes
+    depth_overflows: simulations cut at max_depth
+    nan_evals: network outputs with NaN, replaced (uniform prior, value 0)
+    cycles: keys without the ply: a link that would close a cycle (a fresh, unindexed node
+      instead) or a descent back into a node on the path (stopped, current estimate)
+    deferred_expansions: expansion_policy: evaluated leaves not stored as nodes
   """
-  nodes_used: chex.Array          # nodes stored (the next free node index)
-  simulations: chex.Array         # simulations that backed up a value
-  nn_evals: chex.Array            # leaves that needed the network (incl. the root)
-  eval_rows: chex.Array           # rows sent to `eval_fn` (incl. the root): with
-                                  # leaves_per_step L, L per step whatever they needed
-  transposition_hits: chex.Array  # new edges linked to an existing node (no network call)
-  corrections: chex.Array         # simulations stopped early at a diverged transposition
-  tt_cache_hits: chex.Array       # tt_cache mode: network results copied from the table
-  terminal_visits: chex.Array     # simulations that ended in a terminal transition
-  solved_visits: chex.Array       # simulations that ended at a node proven by the solver
-  explorations: chex.Array        # eps-greedy / constraint-first trajectories
-  disconnected: chex.Array        # of those, backed up from below the root only
-  collisions: chex.Array          # leaves_per_step: leaves dropped, edge expanded by an earlier leaf
-  node_overflows: chex.Array      # leaves not stored: node arrays full
-  table_overflows: chex.Array     # nodes not indexed: no free slot within max_probes
-  depth_overflows: chex.Array     # simulations cut at max_depth
-  nan_evals: chex.Array           # network outputs with NaN, replaced (uniform prior, value 0)
-  cycles: chex.Array              # keys without the ply: a link that would close a cycle
-                                  # (a fresh, unindexed node instead) or a descent back
-                                  # into a node on the path (stopped, current estimate)
-  deferred_expansions: chex.Array  # expansion_policy: evaluated leaves not stored as nodes
+  nodes_used: chex.Array
+  simulations: chex.Array
+  nn_evals: chex.Array
+  eval_rows: chex.Array
+  transposition_hits: chex.Array
+  corrections: chex.Array
+  tt_cache_hits: chex.Array
+  terminal_visits: chex.Array
+  solved_visits: chex.Array
+  explorations: chex.Array
+  disconnected: chex.Array
+  collisions: chex.Array
+  node_overflows: chex.Array
+  table_overflows: chex.Array
+  depth_overflows: chex.Array
+  nan_evals: chex.Array
+  cycles: chex.Array
+  deferred_expansions: chex.Array
 
   @property
   def capacity_overflows(self) -> chex.Array:

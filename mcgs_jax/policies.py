@@ -35,18 +35,34 @@ from mcgs_jax import solver
 
 @chex.dataclass(frozen=True)
 class SearchOutput:
-  """What `search` returns for a batch of B games (A actions)."""
-  action: chex.Array          # int32[B], the played move (see choose_action)
-  action_weights: chex.Array  # f32[B, A], root policy: visit distribution after
-                              # the Q-value corrections, or the Gumbel improved
-                              # policy (0 on illegal)
-  root_value: chex.Array      # f32[B], V(root) from the root mover's view
-  q_values: chex.Array        # f32[B, A], root edge Q (q_init if unvisited, -inf illegal)
-  visit_counts: chex.Array    # int32[B, A]
-  root_solved: chex.Array     # int32[B], graph.UNKNOWN/WIN/LOSS/DRAW (solver)
-  root_end_in_ply: chex.Array  # int32[B], plies to the end of a proven root
-  stats: graph_lib.SearchStats  # the counters, each int32[B]
-  graph: graph_lib.Graph        # the searched graph [B, N, A] (for reuse, analysis)
+  """What `search` returns for a batch of B games (A actions).
+
+  Attributes:
+    action: int32[B], the played move (see `choose_action`); 0 where the root is
+      terminal or has no legal move.
+    action_weights: f32[B, A], the root policy: the visit distribution after the
+      Q-value corrections, or the Gumbel improved policy; 0 on illegal moves. All
+      zeros where the root is terminal or has no legal move (no simulation ran):
+      mask such rows out of a policy loss instead of normalising them.
+    root_value: f32[B], V(root) from the view of the player to move at the root.
+    q_values: f32[B, A], the root edges' Q from the mover's view (`q_init` where
+      unvisited, -inf on illegal moves).
+    visit_counts: int32[B, A], the root edges' visits.
+    root_solved: int32[B], `graph.UNKNOWN`, `WIN`, `LOSS` or `DRAW` (with the solver).
+    root_end_in_ply: int32[B], plies to the end of a proven root.
+    stats: the search's counters (`SearchStats`), each int32[B].
+    graph: the searched graph [B, N, A], for reuse between moves (`advance`,
+      `reroot`) and analysis.
+  """
+  action: chex.Array
+  action_weights: chex.Array
+  root_value: chex.Array
+  q_values: chex.Array
+  visit_counts: chex.Array
+  root_solved: chex.Array
+  root_end_in_ply: chex.Array
+  stats: graph_lib.SearchStats
+  graph: graph_lib.Graph
 
 
 def add_dirichlet_noise(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,

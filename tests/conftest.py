@@ -70,7 +70,7 @@ def _release_compiled_programs():
 # last files short, so neither worker idles long at the end (longest-first
 # scheduling). The longest files in one run of the suite on 2 cores, longest
 # first; the other files follow in their usual order.
-LONGEST_FILES = ("test_train.py", "test_pgx_env.py", "test_search.py", "test_selfplay.py",
+LONGEST_FILES = ("test_train.py", "test_examples.py", "test_pgx_env.py", "test_search.py", "test_selfplay.py",
                  "test_solver.py", "test_classic.py", "test_gumbel.py", "test_leaves.py",
                  "test_device_report.py", "test_alternating.py", "test_budget.py",
                  "test_exploration.py", "test_mcgs_vs_mcts.py", "test_reference_agreement.py",
@@ -81,3 +81,33 @@ def pytest_collection_modifyitems(items):
   rank = {name: i for i, name in enumerate(LONGEST_FILES)}
   # A stable sort: the tests of a file keep their order.
   items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FILES)))
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+  """The project's wheel, built once for all workers from a copy of the
+  working tree's files (tracked, and untracked but not ignored), so nothing
+  stale in the checkout's own build/ folder gets into it."""
+  import filelock  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  shared = tmp_path_factory.getbasetemp().parent   # one folder for every xdist worker
+  out = shared / "wheel"
+  with filelock.FileLock(str(shared / "wheel.lock")):
+    built = sorted(out.glob("mcgs_jax-*.whl"))
+    if built:
+      return built[0]
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=root, capture_output=True, check=True).stdout.decode().split("\0")
+    source = shared / "wheel-source"
+    for name in filter(None, files):
+      if os.path.isfile(os.path.join(root, name)):
+        os.makedirs(source / os.path.dirname(name), exist_ok=True)
+        shutil.copy2(os.path.join(root, name), source / name)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                             "--no-build-isolation", "-q", "-w", str(out), str(source)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return sorted(out.glob("mcgs_jax-*.whl"))[0]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mcgs_jax.benchmarks import selfplay_speed
+from mcgs_jax.benchmarks import names
 from mcgs_jax.experiments import bench_selfplay
 
 
@@ -32,4 +32,4 @@ def test_tiny_run_writes_rows(tmp_path, capsys):
 def test_quick_defaults():
   args = bench_selfplay.parse_args(["--quick", "--moves", "2"])
   assert (args.batch, args.simulations, args.moves) == (
-      selfplay_speed.QUICK["batch"], selfplay_speed.QUICK["simulations"], 2)
+      names.SELFPLAY_QUICK["batch"], names.SELFPLAY_QUICK["simulations"], 2)

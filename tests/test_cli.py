@@ -207,3 +207,12 @@ def test_a_closed_pipe_ends_the_command_quietly():
   process.stdout.close()
   assert process.wait(timeout=60) == cli.PIPE_CLOSED
   assert process.stderr.read() == b""
+
+
+def test_a_missing_optional_package_names_its_extra(capsys):
+  def needs_openspiel(argv):
+    del argv
+    raise ModuleNotFoundError("No module named 'pyspiel'", name="pyspiel")
+  assert cli.main(needs_openspiel, []) == cli.USAGE
+  line = _one_error_line(capsys)
+  assert "pip install 'mcgs_jax[bench]'" in line, line

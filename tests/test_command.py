@@ -95,3 +95,9 @@ def test_python_dash_m_runs_the_same_commands(argv, tmp_path):
   result = _run([sys.executable] + argv, cwd=tmp_path)
   assert result.returncode == 0, result.stderr
   assert "usage:" in result.stdout and "--simulations" in result.stdout
+
+
+def test_the_public_names_are_listed_once():
+  assert sorted(mcgs_jax.__all__) == sorted(list(mcgs_jax._EXPORTS) + ["__version__", "modes"])
+  for name in mcgs_jax.__all__:
+    assert getattr(mcgs_jax, name) is not None, name

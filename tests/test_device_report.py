@@ -184,7 +184,7 @@ def test_markdown_header_and_skipped_list(report):
   versions = next(line for line in text.splitlines() if line.startswith("Versions:"))
   for package in ("jax", "jaxlib", "mctx", "pgx"):
     assert f"{package} " in versions
-  assert "Command: `python -m mcgs_jax.experiments.device_report --out" in text
+  assert "Command: `mcgs-jax device-report --out" in text
   assert text.rstrip().count("--quick") >= 1
   for heading in ("## 1. Search", "## 2. Self-play", "## 3. Memory", "## 4. Phase",
                   "## 5. Training", "## 6. XLA", "## 7. Kernels", "## Skipped"):

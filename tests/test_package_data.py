@@ -9,23 +9,10 @@ import subprocess
 import sys
 import zipfile
 
-import pytest
-
 from mcgs_jax.envs import pons
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FOLDERS = ("mcgs_jax", "envs", "networks", "learning", "benchmarks", "experiments")
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> pathlib.Path:
-  out = tmp_path_factory.mktemp("wheel")
-  result = subprocess.run(
-      [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-       "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=300)
-  assert result.returncode == 0, result.stderr[-2000:]
-  wheel, = out.glob("mcgs_jax-*.whl")
-  return wheel
 
 
 def test_every_pons_file_is_inside_the_package():

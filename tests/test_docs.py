@@ -1,14 +1,23 @@
-"""The README's first API example runs as written, and the documentation's
-relative links resolve."""
+"""The documentation: the README is a front page whose example runs as
+written, the site builds with warnings as errors and documents the API, and
+every relative link resolves."""
 
+import dataclasses
+import html
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
+import pytest
+
+import mcgs_jax
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = sorted([README] + list((ROOT / "docs").rglob("*.md")))
+DOCS = sorted([README, ROOT / "CHANGELOG.md"] + list((ROOT / "docs").rglob("*.md")))
 
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
@@ -67,3 +76,42 @@ def test_link_check_catches_broken_links(tmp_path):
                   "[gone](missing.md) [bad anchor](other.md#nowhere) ![img](pic.png)\n"
                   "`[in code](nowhere.md)` [self](#title)\n\n# Title\n")
   assert broken_links(page) == ["missing.md", "other.md#nowhere", "pic.png"]
+
+
+def test_the_readme_is_a_front_page():
+  text = README.read_text()
+  assert len(text.splitlines()) <= 200
+  for promise in ("make demo", "make test", "make docs", "pip install", "LICENSE"):
+    assert promise in text, promise
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> pathlib.Path:
+  out = tmp_path_factory.mktemp("site")
+  result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+  assert result.returncode == 0, result.stderr[-4000:]
+  return out
+
+
+def _text(page: pathlib.Path) -> str:
+  return html.unescape(re.sub(r"<[^>]+>", " ", page.read_text()))
+
+
+def test_the_site_documents_every_search_config_field(site):
+  page = _text(site / "api" / "search" / "index.html")
+  for field in dataclasses.fields(mcgs_jax.SearchConfig):
+    assert field.name in page, field.name
+  assert "q_init" in page and "pessimistic" in page   # a field's own words, not only its name
+  for name in ("search", "init", "simulate", "run_simulations", "summarize", "advance",
+               "reroot", "from_mctx", "SearchOutput"):
+    assert f"mcgs_jax.{name}" in page, name
+
+
+def test_the_site_has_every_page_of_the_nav(site):
+  for page in ("index.html", "guide/search/index.html", "guide/from_mctx/index.html",
+               "api/envs/index.html", "api/learning/index.html", "results/index.html",
+               "architecture/index.html"):
+    assert (site / page).is_file(), page
+  assert "mcgs_jax.envs.make" in _text(site / "api" / "envs" / "index.html")
