@@ -79,22 +79,24 @@ def resolve_config(args) -> config_lib.TrainConfig:
              for name in ("env", "search", "simulations", "games", "root_policy")
              if getattr(args, name) is not None}
   file_values = config_lib.load_json(args.config) if args.config else {}
+  # A field given both in the file and as a flag: the flag wins.
+  asked = {**file_values, **options}
   if os.path.exists(saved_path) or os.path.isdir(os.path.join(args.out, "checkpoints")):
     saved = _saved_config(args.out, saved_path)
   else:
     saved = None
   if saved is not None:
-    asked = config_lib.replace(saved, **file_values, **options)
+    asked = config_lib.replace(saved, **asked)
     if asked != saved:
       changed = config_lib.differences(saved, asked)
       raise ValueError(f"{args.out} was started with other settings ({', '.join(changed)} "
                        f"differ from {saved_path}); rerun with the same ones, or use a new --out")
     return saved
-  env_id = options.get("env", file_values.get("env"))
+  env_id = asked.get("env")
   if env_id is None:
     raise ValueError(f"--env is needed to start a new run ({saved_path} does not exist)")
   envs.make(env_id)   # an unknown env id: a ValueError naming the known ones
-  return config_lib.replace(config_lib.default_config(env_id), **file_values, **options)
+  return config_lib.replace(config_lib.default_config(env_id), **asked)
 
 
 def parse_args(argv=None):

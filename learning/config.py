@@ -443,16 +443,23 @@ def search_to_json(search: Any) -> dict:
   return dataclasses.asdict(search)
 
 
+# Unknown names an error lists, each with its nearest known name; the rest are
+# counted (a file of many stray keys is answered at once, in one line).
+_NAMED_UNKNOWN = 3
+
+
 def _unknown_names(owner: str, names, known) -> None:
-  """Refuses names not in `known`, each with the nearest known one."""
-  unknown = sorted(set(names) - set(known))
+  """Refuses names not in `known`, the first few each with the nearest known one."""
+  unknown = sorted(set(names) - set(known), key=str)
   if unknown:
     hints = []
-    for name in unknown:
-      close = difflib.get_close_matches(name, known, n=1)
-      hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    for name in unknown[:_NAMED_UNKNOWN]:
+      close = difflib.get_close_matches(str(name)[:100], known, n=1)
+      hints.append(f"{str(name)[:100]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    more = len(unknown) - _NAMED_UNKNOWN
+    rest = f" and {more} more" if more > 0 else ""
     raise ValueError(f"unknown {owner} field{'s' if len(unknown) > 1 else ''} "
-                     f"{', '.join(hints)}; docs/configuration.md lists them")
+                     f"{', '.join(hints)}{rest}; docs/configuration.md lists them")
 
 
 def search_from_json(data: Any, base: Any, name: str = "search") -> Any:
@@ -674,13 +681,17 @@ def load_json(path: str) -> dict:
     A dict of fields (pass it to `TrainConfig.from_json` or `replace`).
 
   Raises:
-    ValueError: the file is not valid JSON or not a JSON object.
+    ValueError: the file is not valid JSON (or nested past Python's
+      recursion limit) or not a JSON object.
   """
-  with open(path) as f:
+  with open(path, "rb") as f:
     try:
-      data = json.load(f)
-    except json.JSONDecodeError as error:
+      data = json.loads(f.read())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
       raise ValueError(f"config file {path} is not valid JSON: {error}") from None
+    except RecursionError:
+      raise ValueError(f"config file {path} is nested too deeply to be a config "
+                       "(TrainConfig's fields nest two levels)") from None
   if not isinstance(data, dict):
     raise ValueError(f"config file {path} must hold a JSON object of TrainConfig fields")
   return data

@@ -63,7 +63,8 @@ def plot_run(directory: str, label: str | None = None) -> list[str]:
   ax.set_xlabel("iteration")
   ax.set_ylabel("loss")
   ax.set_title(label or os.path.basename(os.path.normpath(directory)))
-  ax.legend()
+  if ax.get_legend_handles_labels()[0]:   # no losses yet before the first update
+    ax.legend()
   fig.tight_layout()
   written.append(os.path.join(out, "losses.png"))
   fig.savefig(written[-1], dpi=100)

@@ -27,7 +27,9 @@ EXPANSION_POLICIES = ("all", "visits", "probability")
 # The valid values of every field (`field_spec`), checked before the groups'
 # own checks of how fields combine; docs/configuration.md lists them.
 FIELDS = {
-    "num_simulations": count(0),
+    # Capacities and their defaults (num_simulations + 1 nodes, a table of
+    # twice that, rounded up to a power of two) stay within int32.
+    "num_simulations": count(0, high=2 ** 29),
     "backup": field_spec.Spec(str, note="a mode of `mcgs_jax.modes`: " + ", ".join(
         repr(m) for m in BACKUP_MODES) + " or one registered later"),
     "c_init": number(0.0),
@@ -36,8 +38,8 @@ FIELDS = {
     "q_eps": number(0.0),
     "value_min": number(),
     "value_max": number(note="> value_min"),
-    "max_nodes": count(1, optional=True),
-    "table_size": count(1, optional=True, power_of_two=True),
+    "max_nodes": count(1, high=2 ** 29, optional=True),
+    "table_size": count(1, high=2 ** 30, optional=True, power_of_two=True),
     "max_probes": count(1),
     "max_depth": count(1),
     "node_temperature": number(0.0, low_open=True),

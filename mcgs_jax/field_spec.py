@@ -18,6 +18,9 @@ from typing import Any
 
 _NAMES = {int: "an int", float: "a number", bool: "a bool (true or false)", str: "a string",
           tuple: "a list or mapping"}
+# The largest int a count may hold: sizes, budgets and seeds become int32
+# arrays and shapes (jax has no int64 without x64).
+INT32_MAX = 2 ** 31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,17 +49,19 @@ class Spec:
   note: str | None = None
 
 
-def count(low: int = 0, **kwargs) -> Spec:
-  """An int field >= `low`.
+def count(low: int = 0, high: int = INT32_MAX, **kwargs) -> Spec:
+  """An int field in [low, high].
 
   Args:
     low: the least value.
-    **kwargs: other `Spec` attributes (`high`, `optional`, ...).
+    high: the largest (default: int32's largest, as every count ends up in
+      an int32 array or shape).
+    **kwargs: other `Spec` attributes (`optional`, `note`, ...).
 
   Returns:
     The Spec.
   """
-  return Spec(int, low=low, **kwargs)
+  return Spec(int, low=low, high=high, **kwargs)
 
 
 def number(low: float | None = None, high: float | None = None, **kwargs) -> Spec:
@@ -169,14 +174,23 @@ def check(owner: str, name: str, value: Any, spec: Spec) -> None:
     raise TypeError(wrong)
   if spec.kind is float and not isinstance(value, numbers.Real):
     raise TypeError(wrong)
-  if not math.isfinite(value):
+  if isinstance(value, numbers.Integral) and abs(value) >= 10 ** 30:
+    wrong = f"{owner}.{name} must be {describe(spec)}, got an int of {len(str(abs(value)))} digits"
+  if spec.kind is float and not _finite(value):
     raise ValueError(wrong)
   if spec.low is not None and (value < spec.low or (spec.low_open and value == spec.low)):
     raise ValueError(wrong)
   if spec.high is not None and (value > spec.high or (spec.high_open and value == spec.high)):
     raise ValueError(wrong)
-  if spec.power_of_two and value & (value - 1):
+  if spec.power_of_two and int(value) & (int(value) - 1):
     raise ValueError(wrong)
+
+
+def _finite(value: numbers.Real) -> bool:
+  try:
+    return math.isfinite(value)
+  except OverflowError:   # an int too large for a float, in a float field
+    return False
 
 
 def check_fields(owner: str, config: Any, specs: dict[str, Spec]) -> None:

@@ -71,7 +71,7 @@ def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
   line = _one_error_line(capsys)
   expected = {"unknown env": "unknown env id 'tictactoe_x'",
               "typo in a field": "did you mean 'simulations'",
-              "a field's wrong type": "TrainConfig.simulations must be an int >= 1, got 'many'",
+              "a field's wrong type": "TrainConfig.simulations must be an int in [1, 2147483647], got 'many'",
               "a value out of range": "TrainConfig.learning_rate must be a number > 0",
               "a bad flag": "unrecognized arguments: --simulatons",
               "a missing file": "missing.json: No such file or directory",
@@ -216,3 +216,18 @@ def test_a_missing_optional_package_names_its_extra(capsys):
   assert cli.main(needs_openspiel, []) == cli.USAGE
   line = _one_error_line(capsys)
   assert "pip install 'mcgs_jax[bench]'" in line, line
+
+
+def test_a_flag_wins_over_the_same_field_in_the_config_file(tmp_path):
+  args = train.parse_args(["--env", "tictactoe", "--out", str(tmp_path / "run"), "--games", "4",
+                           "--config", _config_file(tmp_path, "games", games=8)])
+  assert train.resolve_config(args).games == 4
+
+
+def test_a_deeply_nested_config_is_one_line(tmp_path, capsys):
+  deep = tmp_path / "deep.json"
+  deep.write_text("[" * 100_000 + "]" * 100_000)
+  argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(deep)]
+  assert cli.main(train.run, argv) == cli.USAGE
+  assert "nested too deeply" in _one_error_line(capsys)
+  assert not (tmp_path / "run").exists()

@@ -101,7 +101,7 @@ def test_the_issue_examples_are_refused():
   for changes in (dict(c_init=-1.0), dict(q_init=5.0), dict(c_base=0.0), dict(q_eps=-1.0)):
     with pytest.raises(ValueError):
       mcgs_jax.SearchConfig(**changes)
-  with pytest.raises(TypeError, match=r"TrainConfig.simulations must be an int >= 1, got 'many'"):
+  with pytest.raises(TypeError, match=r"TrainConfig.simulations must be an int in \[1, 2147483647\], got 'many'"):
     config_lib.TrainConfig.from_json({"simulations": "many"})
   with pytest.raises(ValueError, match=r"'simulatons' \(did you mean 'simulations'\?\)"):
     config_lib.TrainConfig.from_json({"simulatons": 5})
@@ -110,5 +110,31 @@ def test_the_issue_examples_are_refused():
 def test_the_configuration_page_is_the_code_s():
   page = (ROOT / config_lib.CONFIGURATION_DOC).read_text()
   assert page == config_lib.configuration_markdown(), (
-      "docs/configuration.md is stale: python -c 'from learning import config; "
+      "docs/configuration.md is stale: python -c 'from mcgs_jax.learning import config; "
       "config.write_configuration_doc()'")
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(num_simulations=2 ** 31), r"SearchConfig.num_simulations must be an int in \[0, 536870912\]"),
+    (dict(max_nodes=2 ** 31), r"SearchConfig.max_nodes must be None or an int in \[1, 536870912\]"),
+    (dict(table_size=2 ** 40), r"SearchConfig.table_size must be None or an int .* in \[1, 1073741824\]"),
+    (dict(max_depth=10 ** 400), r"SearchConfig.max_depth .* got an int of 401 digits"),
+    (dict(c_init=10 ** 400), r"SearchConfig.c_init must be a number >= 0, got an int of 401 digits"),
+])
+def test_sizes_past_int32_name_their_field(changes, message):
+  with pytest.raises(ValueError, match=message):
+    mcgs_jax.SearchConfig(**changes)
+
+
+def test_a_seed_past_int32_is_refused_before_the_run():
+  with pytest.raises(ValueError, match=r"TrainConfig.seed must be an int in \[0, 2147483647\]"):
+    config_lib.TrainConfig.from_json({"seed": 2 ** 70})
+
+
+def test_many_unknown_fields_are_answered_at_once():
+  import time  # pylint: disable=g-import-not-at-top
+  start = time.perf_counter()
+  with pytest.raises(ValueError, match=r"unknown config fields 'key0', 'key1', 'key10' and "
+                                       r"199997 more"):
+    config_lib.TrainConfig.from_json({f"key{i}": i for i in range(200_000)})
+  assert time.perf_counter() - start < 1.0
