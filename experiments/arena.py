@@ -23,6 +23,7 @@ import os
 import sys
 
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import run_lock
 
 # The library and jax, loaded on first use: after the arguments are checked.
 jax = cli.lazy("jax")
@@ -61,8 +62,18 @@ def main(argv=None):
                       "(Connect-4; use --opening-plies >= 10: early positions are slow to solve)")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
+  agent = checkpoint.load_agent(args.run)   # a folder without one: one line, nothing written
+  # The run's lock for the arena's life: a training run or a second arena on
+  # the same folder is refused before either writes there.
+  lock = run_lock.acquire(args.run)
+  try:
+    play_ladder(args, *agent)
+  finally:
+    lock.release()
 
-  env, eval_fn, params = checkpoint.load_agent(args.run)
+
+def play_ladder(args, env, eval_fn, params) -> None:
+  """Plays and rates the ladder `main` parsed (see the module docstring)."""
   config = checkpoint.load_config(args.run)
   search_config = config.search_config(args.simulations, noise=False)
   available = evaluation.snapshot_iterations(args.run)

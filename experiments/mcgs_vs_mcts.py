@@ -70,6 +70,7 @@ from typing import Any
 import mcgs_jax
 from mcgs_jax import envs
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import run_lock
 
 # The library and jax, loaded on first use: after the arguments are checked.
 jax = cli.lazy("jax")
@@ -634,9 +635,21 @@ def nim_settings(args) -> list[Setting]:
 
 def main(argv=None):
   args = parse_args(argv)
-  out = args.out
   if args.game == "nim" and args.part != "time":
-    raise SystemExit("--game nim is for --part time (--part nim is Nim at equal evaluations)")
+    raise ValueError("--game nim is for --part time (--part nim is Nim at equal evaluations)")
+  # OUT's lock for the command's life: a second process appending the same
+  # matches to OUT is refused (the rows are skipped by key on a rerun, not
+  # between two writers).
+  lock = run_lock.acquire(args.out)
+  try:
+    run_part(args)
+  finally:
+    lock.release()
+
+
+def run_part(args) -> None:
+  """Runs the `--part` `main` parsed."""
+  out = args.out
   if args.part == "time" and args.game == "nim":
     for setting in nim_settings(args):
       equal_time(setting, args.modes, args.budgets, out=out, seed=args.seed)

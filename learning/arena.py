@@ -250,28 +250,51 @@ def read_games(path: str) -> list[dict]:
 
   Returns:
     list of dicts: a, b (the players' names), game (int), score (float, a's).
+
+  Raises:
+    ValueError: a file that is not such a CSV (another header, a value that
+      is not a number), naming the file and the line.
   """
   if not os.path.exists(path):
     return []
   with open(path, newline="") as f:
-    return [dict(r, game=int(r["game"]), score=float(r["score"])) for r in csv.DictReader(f)]
+    reader = csv.DictReader(f)
+    missing = [name for name in GAME_FIELDS if name not in (reader.fieldnames or ())]
+    if missing:
+      raise ValueError(f"{path} is not a games file: its header lacks {', '.join(missing)} "
+                       f"(expected {','.join(GAME_FIELDS)}); move it aside to start anew")
+    games = []
+    for line, row in enumerate(reader, start=2):
+      try:
+        games.append(dict(row, game=int(row["game"]), score=float(row["score"])))
+      except (TypeError, ValueError):
+        raise ValueError(f"{path}, line {line}: game {row.get('game')!r} and score "
+                         f"{row.get('score')!r} are not numbers") from None
+  return games
 
 
 def append_games(path: str, rows: list[dict]) -> None:
-  """Appends `rows` to `path` (its header first when new), synced to disk.
+  """Adds `rows` to `path`, each game once, in one atomic replace.
+
+  A game (a, b, game) already recorded is not written again, and the file is
+  rewritten whole under a temporary name, synced and renamed, so a reader
+  (or a crash) sees it before or after the games, never half of them.
 
   Args:
     path: the CSV.
     rows: dicts with `GAME_FIELDS`.
   """
-  new = not os.path.exists(path)
-  with open(path, "a", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=GAME_FIELDS)
-    if new:
-      writer.writeheader()
-    writer.writerows(rows)
+  games = read_games(path)
+  recorded = {(g["a"], g["b"], g["game"]) for g in games}
+  games += [row for row in rows if (row["a"], row["b"], int(row["game"])) not in recorded]
+  tmp = path + ".tmp"
+  with open(tmp, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=GAME_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(games)
     f.flush()
     os.fsync(f.fileno())
+  os.replace(tmp, path)
 
 
 def play_missing_pairs(env: Any, players: dict, pairs, rng: jax.Array, games: int, path: str, *,

@@ -54,6 +54,17 @@ from mcgs_jax.learning import config as config_lib
 from mcgs_jax import dual
 
 
+def _make_folder(path: str) -> None:
+  """os.makedirs, with a dangling symlink or a file in the way named as such."""
+  if os.path.islink(path) and not os.path.exists(path):
+    raise FileExistsError(errno.EEXIST, f"a symlink to {os.readlink(path)}, which does not "
+                          "exist", path)
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise NotADirectoryError(errno.ENOTDIR, "a file where the run's folder of checkpoints "
+                             "belongs", path)
+  os.makedirs(path, exist_ok=True)
+
+
 class CheckpointError(RuntimeError):
   """A checkpoint that exists but cannot be used."""
 
@@ -225,7 +236,7 @@ class Checkpointer:
 
   def __init__(self, directory: str, max_to_keep: int = 2):
     self.directory = os.path.abspath(directory)
-    os.makedirs(self.directory, exist_ok=True)
+    _make_folder(self.directory)
     # A save killed half-way: orbax ignores it, but warns about it.
     _remove_unfinished(self.directory)
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,

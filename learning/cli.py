@@ -24,6 +24,7 @@ its traceback.
 import argparse
 import errno
 import importlib
+import logging
 import os
 import sys
 import types
@@ -40,9 +41,16 @@ PIPE_CLOSED = 141
 # How the running command is called in its messages ("mcgs-jax train"); set
 # by the `mcgs-jax` dispatcher, else `python -m <module>`.
 PROG = ""
-# The user's mistakes: what they typed or pointed at.
-USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
-                PermissionError, run_lock.RunBusyError)
+# The user's mistakes: what they typed or pointed at (a folder that cannot be
+# written, a file where a folder belongs, ...), and numbers past what a field
+# holds.
+USAGE_ERRORS = (ValueError, TypeError, OSError, OverflowError, run_lock.RunBusyError)
+# What to do about an OSError, by errno.
+_OS_HINTS = {errno.EROFS: "choose a folder on a writable file system",
+             errno.EACCES: "choose a folder you may write to",
+             errno.EEXIST: "remove it, or choose another name",
+             errno.ENOTDIR: "a folder is needed there",
+             errno.ENOENT: "check the path"}
 # A run that started and could not go on (with the checkpoints' errors,
 # `_run_failures`).
 RUN_FAILURES = (FloatingPointError,)
@@ -151,11 +159,26 @@ def explain(error: BaseException) -> tuple[str, int] | None:
             f"'mcgs_jax[{OPTIONAL[error.name]}]'"), USAGE
   if isinstance(error, _run_failures()):
     return _first_line(text), FAILURE
+  allocation = _allocation_refused(error)
+  if allocation is not None:
+    return (f"the device could not allocate what these settings need ({allocation}): lower "
+            "the sizes (games, replay_capacity, batch_size, simulations, node_factor)"), USAGE
   if isinstance(error, USAGE_ERRORS):
     if isinstance(error, OSError) and error.filename and error.strerror:
       text = f"{error.filename}: {error.strerror}"   # not "[Errno 2] ..."
+      if error.errno in _OS_HINTS and error.strerror == os.strerror(error.errno):
+        text += f" ({_OS_HINTS[error.errno]})"   # the system's words: say what to do
     return _first_line(text), USAGE
   return None
+
+
+def _allocation_refused(error: BaseException) -> str | None:
+  """XLA's words for an allocation the device refused, or None."""
+  text = str(error)
+  if "RESOURCE_EXHAUSTED" not in text:
+    return None
+  line = next((l for l in text.splitlines() if "RESOURCE_EXHAUSTED" in l), text)
+  return line.split("RESOURCE_EXHAUSTED:", 1)[-1].strip().rstrip(".") or "out of memory"
 
 
 def _no_space(error: BaseException) -> bool:
@@ -177,6 +200,20 @@ def _first_line(text: str) -> str:
   return lines[0] if lines else "(no message)"
 
 
+class _ExplainedCallbackErrors(logging.Filter):
+  """Drops jax's log of a host callback that raised an error `main` will show
+  in one line (the evaluator check inside a jitted search): jax logs the
+  traceback, then raises the same error at the caller."""
+
+  def filter(self, record: logging.LogRecord) -> bool:
+    error = record.exc_info[1] if record.exc_info else None
+    return error is None or explain(error) is None
+
+
+# The loggers jax reports a failed host callback on (debug and pure callbacks).
+_CALLBACK_LOGGERS = ("jax._src.debugging", "jax._src.callback")
+
+
 def main(run: Callable[[Sequence[str]], int | None],
          argv: Sequence[str] | None = None) -> int:
   """Runs a command, turning the user's mistakes into one line.
@@ -191,6 +228,10 @@ def main(run: Callable[[Sequence[str]], int | None],
     when stdout's reader closed it.
   """
   argv = sys.argv[1:] if argv is None else list(argv)
+  quiet = _ExplainedCallbackErrors()
+  loggers = [] if "--debug" in argv else [logging.getLogger(n) for n in _CALLBACK_LOGGERS]
+  for logger in loggers:
+    logger.addFilter(quiet)
   try:
     return int(run(argv) or 0)
   except KeyboardInterrupt:
@@ -208,3 +249,6 @@ def main(run: Callable[[Sequence[str]], int | None],
     message, code = explained
     sys.stderr.write(f"error: {message} (--debug shows the traceback)\n")
     return code
+  finally:
+    for logger in loggers:
+      logger.removeFilter(quiet)

@@ -24,10 +24,14 @@ each evaluation, for the arena), plots/ and, with tensorboard, tb/.
 """
 
 import concurrent.futures
+import contextlib
 import csv
 import functools
 import json
 import os
+import shutil
+import signal
+import threading
 import time
 import warnings
 
@@ -189,12 +193,65 @@ def _round(value):
 FIRST_EVAL_S = 60.0
 
 
+@contextlib.contextmanager
+def interrupts_deferred():
+  """Holds Ctrl-C (SIGINT) and SIGTERM back until the block is done, then
+  raises KeyboardInterrupt: an iteration's save (checkpoint, metrics row,
+  agent) is never cut in half, and what the stop message reports is on disk.
+
+  Outside the main thread (where Python takes no signals) it does nothing.
+
+  Yields:
+    None.
+
+  Raises:
+    KeyboardInterrupt: after the block, where a signal arrived during it.
+  """
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+  held = []
+  signals = (signal.SIGINT, signal.SIGTERM)
+  previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in signals}
+  try:
+    yield
+  finally:
+    for s, handler in previous.items():
+      signal.signal(s, handler)
+  if held:
+    raise KeyboardInterrupt
+
+
+def _undo_start(directory: str, before: set[str] | None) -> None:
+  """Removes what a failed start of a new run added to `directory` (the
+  folder itself where it did not exist), leaving what was there before."""
+  for name in sorted(set(os.listdir(directory)) - (before or set())):
+    path = os.path.join(directory, name)
+    try:
+      if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+      else:
+        os.remove(path)
+    except OSError:
+      pass   # best effort: the error that stopped the start is the one to show
+  if before is None:
+    try:
+      os.rmdir(directory)
+    except OSError:
+      pass
+
+
 class Run:
   """A training run in `directory`: builds or restores its state, then steps."""
 
   def __init__(self, directory: str, config: config_lib.TrainConfig, tensorboard: bool = False):
     self.directory = directory
     self.config = config
+    # A new run that fails to start (sizes the device cannot allocate, a
+    # refused setting) leaves the folder as it found it, so the corrected
+    # command starts afresh instead of meeting "other settings".
+    before = set(os.listdir(directory)) if os.path.isdir(directory) else None
+    fresh = before is None or CONFIG not in before
     # Held until `close` (or the process's end): a second process on the
     # folder is refused before it reads or writes anything there.
     self._lock = run_lock.acquire(directory)
@@ -202,6 +259,8 @@ class Run:
       self._open(directory, config, tensorboard)
     except BaseException:
       self._lock.release()
+      if fresh:
+        _undo_start(directory, before)
       raise
 
   def _open(self, directory, config, tensorboard):
@@ -216,7 +275,7 @@ class Run:
                                 config.decay_updates)
     self.tensorboard = tensorboard
     self._bind_steps()
-    self._write_config()
+    self._check_config()
     self.checkpoints = checkpoint_lib.Checkpointer(os.path.join(directory, "checkpoints"),
                                                    max_to_keep=config.keep_checkpoints)
     # metrics.csv's columns once this process has written it (`_write_row`).
@@ -224,6 +283,9 @@ class Run:
     try:
       self.state, self.rows = self._start()
       self.checkpointed = int(self.state["iteration"])
+      # Written once the state is built (the device allocated it), so a
+      # start that fails leaves no config.json behind, even when killed.
+      self._write_config()
     except BaseException:
       # An open checkpoint manager left to the interpreter's exit prints
       # tracebacks of its closed event loop after the real error.
@@ -246,13 +308,18 @@ class Run:
         batch_size=config.batch_size, num_updates=config.updates_per_iteration,
         augment=config.augment, mesh=self.mesh)
 
-  def _write_config(self):
+  def _check_config(self):
+    """Refuses a folder whose config.json holds another run's config."""
     path = os.path.join(self.directory, CONFIG)
     if os.path.exists(path):
       if config_lib.TrainConfig.from_json(config_lib.load_json(path)) != self.config:
         raise checkpoint_lib.CheckpointError(
             f"{path} holds another config than this run's: use a new directory")
-      return
+
+  def _write_config(self):
+    path = os.path.join(self.directory, CONFIG)
+    if os.path.exists(path):
+      return   # the same config (`_check_config`)
     with open(path + ".tmp", "w") as f:
       json.dump(self.config.to_json(), f, indent=2)
     os.replace(path + ".tmp", path)
@@ -481,8 +548,9 @@ class Run:
       row.update(self.evaluate(eval_rng, iteration))
       row["eval_s"] = time.perf_counter() - start
     row = {k: _round(v) for k, v in row.items()}
-    self.rows = self.rows + [row]
-    self._save(iteration)
+    with interrupts_deferred():
+      self.rows = self.rows + [row]
+      self._save(iteration)
     return row
 
   def evaluate(self, rng, iteration: int) -> dict:
@@ -553,7 +621,8 @@ class Run:
       iteration = int(self.state["iteration"])
       # An iteration stopped between its state and its row is not finished.
       if save and self.checkpointed < iteration and len(self.rows) == iteration:
-        self._checkpoint(iteration)
+        with interrupts_deferred():
+          self._checkpoint(iteration)
       self.checkpoints.close()
       if hasattr(self, "_writer"):
         self._writer.close()

@@ -8,6 +8,7 @@ line names the folder and the holder.
 """
 
 import datetime
+import errno
 import os
 import socket
 import sys
@@ -43,6 +44,9 @@ def acquire(directory: str) -> filelock.BaseFileLock:
   Raises:
     RunBusyError: another process holds it.
   """
+  if os.path.exists(directory) and not os.path.isdir(directory):
+    raise NotADirectoryError(errno.ENOTDIR, "a file, not a folder (a run needs a folder of its "
+                             "own)", directory)
   os.makedirs(directory, exist_ok=True)
   lock = filelock.FileLock(os.path.join(directory, LOCK), timeout=0)
   try:

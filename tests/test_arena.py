@@ -1,5 +1,7 @@
 """Arena: batched matches with swapped colours, openings, round robins."""
 
+import os
+
 import jax
 import numpy as np
 import pytest
@@ -157,3 +159,38 @@ def test_missing_pairs_resume_and_feed_the_elo_table(tmp_path, capsys):
   assert names == ["random", "exact"] and tuple(rows[0]) == evaluation.ELO_FIELDS
   assert rows[0] == dict(player="random", elo=0.0, elo_low=0.0, elo_high=0.0, games=GAMES)
   assert rows[1]["elo"] == round(float(ratings.elo[1]), 1) and rows[1]["elo_low"] > 0.0
+
+
+def test_a_game_is_recorded_once_and_a_foreign_file_is_refused(tmp_path):
+  path = str(tmp_path / "games.csv")
+  rows = [dict(a="x", b="y", game=g, score=1.0) for g in range(3)]
+  arena.append_games(path, rows)
+  arena.append_games(path, rows[1:] + [dict(a="x", b="y", game=3, score=0.5)])
+  games = arena.read_games(path)
+  assert [(g["game"], g["score"]) for g in games] == [(0, 1.0), (1, 1.0), (2, 1.0), (3, 0.5)]
+  assert not os.path.exists(path + ".tmp")
+  other = tmp_path / "other.csv"
+  other.write_text("player,elo\nx,3\n")
+  with pytest.raises(ValueError, match=r"other.csv is not a games file: its header lacks a, b, "
+                                       r"game, score"):
+    arena.read_games(str(other))
+  broken = tmp_path / "broken.csv"
+  broken.write_text("a,b,game,score\nx,y,zero,1\n")
+  with pytest.raises(ValueError, match=r"broken.csv, line 2: game 'zero' and score '1'"):
+    arena.read_games(str(broken))
+
+
+def test_two_arenas_on_one_run_are_refused(tmp_path):
+  from mcgs_jax.experiments import arena as arena_command  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.learning import run_lock  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  run = tmp_path / "run"
+  shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "networks", "pretrained", "connect4"), run)
+  held = run_lock.acquire(str(run))   # a training run, or the first arena
+  try:
+    with pytest.raises(run_lock.RunBusyError, match="is in use by"):
+      arena_command.main(["--run", str(run)])
+  finally:
+    held.release()
+  assert not (run / "arena").exists()

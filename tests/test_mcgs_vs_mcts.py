@@ -80,9 +80,10 @@ def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_p
   assert mvm.measured_times(out, nim_setting, configs) == {("mcgs", 4): 1.5, ("tree", 4): 3.0}
 
 
-def test_game_nim_is_only_for_the_time_part():
-  with pytest.raises(SystemExit):
-    mvm.main(["--part", "evals", "--game", "nim"])
+def test_game_nim_is_only_for_the_time_part(tmp_path):
+  with pytest.raises(ValueError, match="--game nim is for --part time"):
+    mvm.main(["--part", "evals", "--game", "nim", "--out", str(tmp_path / "out")])
+  assert not (tmp_path / "out").exists()   # refused before anything is written
 
 
 def test_budget_for_time_interpolates_and_extrapolates_log_log():

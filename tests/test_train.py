@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import jax
 import numpy as np
@@ -575,3 +576,35 @@ def test_connect4_defaults_are_the_shipped_agents_training_config():
   with open(os.path.join(ROOT, "networks", "pretrained", "connect4", "config.json")) as f:
     shipped = config_lib.TrainConfig.from_json(json.load(f))
   assert shipped == config_lib.default_config("connect4")
+
+
+def test_an_interrupt_inside_a_save_completes_it_and_names_its_iteration(tmp_path, capfd,
+                                                                        monkeypatch):
+  """Ctrl-C at 20 random points inside iteration 2's save (the checkpoint, the
+  metrics row, the agent file): the save completes, the message names the
+  iteration metrics.csv ends at and the newest checkpoint holds, and the
+  terminal shows that line only."""
+  import random  # pylint: disable=g-import-not-at-top
+  import threading  # pylint: disable=g-import-not-at-top
+  save = loop.Run._save
+  delays = random.Random(0)
+
+  def interrupted_save(self, iteration):
+    if iteration == 2:
+      # From another thread, a random moment into the save.
+      threading.Timer(delays.uniform(0.0, 0.05), os.kill, (os.getpid(), signal.SIGINT)).start()
+      time.sleep(0.06)   # the signal lands while this save runs
+    return save(self, iteration)
+
+  monkeypatch.setattr(loop.Run, "_save", interrupted_save)
+  config_file = tmp_path / "tiny.json"
+  config_file.write_text(json.dumps(TINY))
+  for trial in range(20):
+    out = tmp_path / f"run{trial}"
+    argv = ["--env", "tictactoe", "--out", str(out), "--config", str(config_file),
+            "--iterations", "3"]
+    assert train.main(argv) == 130, trial
+    err = capfd.readouterr().err
+    assert err.strip() == "stopped at iteration 2; run the same command to resume", (trial, err)
+    assert _iterations(out) == [1, 2]
+    assert checkpoint_lib.Checkpointer(str(out / "checkpoints")).latest_step() == 2
