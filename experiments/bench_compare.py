@@ -5,8 +5,10 @@ interleaved run on the same machine.
   mcgs-jax bench-compare --base 3c114c9 --rounds 7
   mcgs-jax bench-compare --base HEAD --quick    # tiny shapes (the test)
 
-The base commit is checked out in a temporary git worktree. One worker
-process per tree (`bench_worker.py`, copied out of this tree so that the
+The base commit is checked out in a temporary git worktree (at or after
+0.2.0's one namespace: each tree is laid out as installed,
+`mcgs_jax.benchmarks.layout`, so its worker imports that tree alone). One
+worker process per tree (`bench_worker.py`, copied out of this tree so that the
 base runs the same measuring code; it calls only the public API both trees
 share: `mcgs_jax.envs.make`, `networks.MLP`, `mcgs_jax.search`, `mcgs_jax.SearchConfig`,
 `mcgs_jax.learning.selfplay.play`) compiles every key cell first, then the two
@@ -44,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 
+from mcgs_jax.benchmarks import layout
 from mcgs_jax.learning import cli
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")
@@ -56,8 +59,12 @@ class Worker:
 
   def __init__(self, tree: str, quick: bool, label: str):
     self.label = label
-    env = dict(os.environ, PYTHONPATH=tree, PYTHONUNBUFFERED="1")
-    script = os.path.join(tempfile.mkdtemp(prefix=f"bench-{label}-"), "bench_worker.py")
+    folder = tempfile.mkdtemp(prefix=f"bench-{label}-")
+    # The tree laid out as installed, first on the path: the worker imports
+    # this tree's subpackages too, not the installed checkout's.
+    packages = layout.link(tree, os.path.join(folder, "packages"))
+    env = dict(os.environ, PYTHONPATH=str(packages), PYTHONUNBUFFERED="1")
+    script = os.path.join(folder, "bench_worker.py")
     shutil.copy(WORKER, script)   # the same measuring code for both trees
     self.process = subprocess.Popen([sys.executable, script] + (["--quick"] if quick else []),
                                     cwd=tree, env=env, stdin=subprocess.PIPE,

@@ -142,11 +142,12 @@ def explain(error: BaseException) -> tuple[str, int] | None:
   """
   text = str(error)
   # A network output refused inside a jitted search arrives wrapped in
-  # jax's runtime error, the EvaluatorError's message at its end.
+  # jax's runtime error, the check's message at its end.
   expansion = sys.modules.get("mcgs_jax.expansion")   # not loaded: no search ran
-  evaluator = expansion.as_evaluator_error(error) if expansion else None
-  if evaluator is not None:
-    return "the network's output was refused: " + _first_line(str(evaluator)), FAILURE
+  refused = expansion.as_input_error(error) if expansion else None
+  if refused is not None:
+    what = "network's output" if isinstance(refused, expansion.EvaluatorError) else "root state"
+    return f"the {what} was refused: " + _first_line(str(refused)), FAILURE
   if _no_space(error):
     where = ""
     if isinstance(error, OSError) and error.filename:

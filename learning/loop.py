@@ -455,10 +455,10 @@ class Run:
     try:
       return self._step()
     except Exception as error:  # pylint: disable=broad-except
-      evaluator = expansion.as_evaluator_error(error)
-      if evaluator is None or evaluator is error:
+      refused = expansion.as_input_error(error)
+      if refused is None or refused is error:
         raise
-      raise evaluator from None
+      raise refused from None
 
   def _step(self) -> dict:
     config, state = self.config, self.state

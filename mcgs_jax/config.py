@@ -10,6 +10,8 @@ read a config's groups; `SearchConfig.from_groups(...)` builds one from them.
 """
 
 import dataclasses
+import sys
+import warnings
 
 from mcgs_jax import field_spec
 from mcgs_jax import modes
@@ -17,6 +19,20 @@ from mcgs_jax.field_spec import FLAG, count, number, one_of, share
 
 # The built-in backup modes (`mcgs_jax.modes`); `modes.names()` also lists
 # the ones registered later.
+class CapacityWarning(UserWarning):
+  """A node capacity far below what the budget needs (`max_nodes`)."""
+
+
+def _outside_this_module() -> int:
+  """The `stacklevel` of the first caller outside the configs' construction
+  (this module and the `__init__` dataclasses write), for a warning that
+  names the user's line."""
+  frame, level = sys._getframe(2), 2   # pylint: disable=protected-access
+  while frame is not None and frame.f_code.co_filename in (__file__, "<string>"):
+    frame, level = frame.f_back, level + 1
+  return level
+
+
 BACKUP_MODES = modes.names()
 PRUNING_MODES = ("off", "soft", "hard")
 MOVE_CHOICES = ("visits", "lcb")
@@ -126,6 +142,17 @@ class BudgetConfig(_Group):
       raise ValueError("max_nn_evals (free retries) is not supported with leaves_per_step > 1")
     if self.free_retries < 0:
       raise ValueError(f"free_retries must be >= 0, got {self.free_retries}")
+    # Nodes the budget can ask for: one per simulation, or per evaluation
+    # with an evaluation budget. Less than half that room: most simulations
+    # overflow (counted, never fatal), which is rarely what was meant.
+    needed = self.num_simulations if self.max_nn_evals is None else min(
+        self.num_simulations, self.max_nn_evals)
+    if self.max_nodes is not None and self.max_nodes - 1 < needed // 2:
+      warnings.warn(
+          f"max_nodes={self.max_nodes} leaves room for {self.max_nodes - 1} new nodes for "
+          f"{needed} simulations: most will find the node arrays full (counted in "
+          "stats.node_overflows); give max_nodes >= num_simulations + 1 (2-4x with graph reuse)",
+          CapacityWarning, stacklevel=_outside_this_module())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -428,13 +455,15 @@ class SearchConfig:
       there keeps choosing the move it chose when they last changed.
       0 (default) updates the whole path.
     check_evaluator: every `eval_fn` output is checked: a value that is not
-      finite or lies outside [value_min, value_max], or a NaN / +inf prior
-      logit on a legal action, stops the search with an `EvaluatorError`
-      naming the field, its shape and the value (raised from the host,
-      inside jax's runtime error). False (default): such outputs are
-      replaced (NaN: uniform prior, value 0) and counted in
-      `stats.nan_evals`, out-of-range values are used as they are. Training,
-      the arena and the command-line tools turn it on.
+      finite or lies outside [value_min, value_max], a NaN / +inf prior
+      logit on a legal action, or -inf on every legal action, stops the
+      search with an `EvaluatorError` naming the field, its shape and the
+      value (raised from the host, inside jax's runtime error); so does a
+      root that is not terminal yet has no legal move (`RootError`; outside
+      jit that is refused whatever this says). False (default): such outputs
+      are replaced (NaN, or no usable logit: uniform prior, value 0) and
+      counted in `stats.nan_evals`, out-of-range values are used as they
+      are. Training, the arena and the command-line tools turn it on.
     eps_decay: decay of the epsilon-greedy probability over a search: the
       t-th simulation (t = simulations so far) explores with probability
       eps_greedy * eps_decay^t (Dual MCTS's decay term for the exploration

@@ -84,10 +84,15 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
 
   Raises:
     ValueError: (at trace time) when the root keys are not uint32[B, 2] (an
-      unbatched state), the solver is on and the model's keys are not
-      exact (`model.check_solver`), or `rng` is not one PRNG key.
+      unbatched state), the state's fields disagree on B (`check_batch`),
+      the solver is on and the model's keys are not exact
+      (`model.check_solver`), or `rng` is not one PRNG key.
+    RootError: a root that is not terminal has no legal move
+      (`expansion.check_roots`: at once outside jit, at run time under jit
+      with `config.check_evaluator`).
   """
   check_rng(rng)
+  check_batch(state)
   model = model_lib.as_model(env)
   enhancements = rules.of(config)
   model_lib.check_solver(model, enhancements.solver is not None)
@@ -99,6 +104,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   num_actions = model.num_actions
   chex.assert_shape(root.legal, (batch_size, num_actions))
   chex.assert_shape(root.terminal, (batch_size,))
+  expansion.check_roots(root.legal, root.terminal, config)
   legal = root.legal & ~root.terminal[:, None]
   prior, value, nan = expansion.evaluate(params, rng, eval_fn, root.embedding, legal, config)
   prior = policies.noisy_root_prior(jax.random.fold_in(rng, 1), prior, legal, config)
@@ -123,6 +129,30 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
                              root.terminal, nan)
   graph = policies.with_root_gumbel(jax.random.fold_in(rng, 2), graph, legal, config)
   return graph
+
+
+def check_batch(state: Any) -> None:
+  """Refuses a batch of states whose fields disagree on the batch size B.
+
+  Args:
+    state: a pytree of arrays, each leading with B (scalars are left alone).
+
+  Raises:
+    ValueError: (at trace time) naming the first field whose B differs from
+      the first field's, and both shapes.
+  """
+  leaves = [(jax.tree_util.keystr(path), leaf) for path, leaf in
+            jax.tree_util.tree_flatten_with_path(state)[0] if jnp.ndim(leaf) > 0]
+  if not leaves:
+    return
+  first, reference = leaves[0]
+  for name, leaf in leaves[1:]:
+    if jnp.shape(leaf)[0] != jnp.shape(reference)[0]:
+      raise ValueError(
+          f"the batch of states disagrees on its size: state{first} has "
+          f"{jnp.shape(reference)[0]} rows (shape {tuple(jnp.shape(reference))}), state{name} "
+          f"{jnp.shape(leaf)[0]} (shape {tuple(jnp.shape(leaf))}); every field of a batch leads "
+          "with the same B (envs.stack batches single states)")
 
 
 def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Model,

@@ -114,3 +114,65 @@ def test_one_key_per_game_is_refused_clearly():
   # A typed key works as well as a raw one.
   out = SEARCH(None, jax.random.key(1), state, ENV, envs.uniform_eval(ENV), config)
   assert out.action.shape == (3,)
+
+
+def test_all_minus_inf_logits_are_refused_with_the_check_and_replaced_without_it():
+  params = dict(logit=-jnp.inf, value=0.0)
+  with pytest.raises(Exception) as info:
+    jax.block_until_ready(_search(ParamEval(), True, params=params))
+  refused = mcgs_jax.expansion.as_input_error(info.value)
+  assert isinstance(refused, mcgs_jax.expansion.EvaluatorError)
+  assert "field `prior_logits`, shape (3, 9)" in str(refused) and "-inf on every one" in str(refused)
+  # Unchecked: the uniform prior instead, counted with the NaN outputs, so
+  # the search spreads as it does with a flat network.
+  out = _search(ParamEval(), False, params=params)
+  flat = _search(ParamEval(), False, params=dict(logit=0.0, value=0.0))
+  assert np.all(np.asarray(out.stats.nan_evals) == np.asarray(out.stats.nn_evals))
+  np.testing.assert_array_equal(out.visit_counts, flat.visit_counts)
+
+
+def _stuck_roots(rows=4, stuck=2):
+  import mctx  # pylint: disable=g-import-not-at-top
+  from tests import test_cycles  # pylint: disable=g-import-not-at-top
+  root = mctx.RootFnOutput(prior_logits=jnp.zeros((rows, 3)), value=jnp.zeros(rows),
+                           embedding=jnp.arange(rows, dtype=jnp.int32))
+  invalid = jnp.zeros((rows, 3), bool).at[stuck].set(True)
+  return test_cycles.MODEL, test_cycles.EVAL, test_cycles.MODEL.make_root(root, invalid)
+
+
+def test_a_non_terminal_root_without_a_legal_move_is_refused():
+  model, eval_fn, roots = _stuck_roots()
+  config = mcgs_jax.SearchConfig(num_simulations=4, check_evaluator=True)
+  message = r"legal_action_mask is all False for row 2 \(field `legal_action_mask`, shape \(4, 3\)\)"
+  with pytest.raises(mcgs_jax.expansion.RootError, match=message):   # outside jit: at once
+    mcgs_jax.search(None, jax.random.PRNGKey(0), roots, model, eval_fn, config)
+  with pytest.raises(Exception) as info:   # under jit: when the search runs
+    jax.block_until_ready(SEARCH(None, jax.random.PRNGKey(0), roots, model, eval_fn, config))
+  assert isinstance(mcgs_jax.expansion.as_input_error(info.value), mcgs_jax.expansion.RootError)
+  with pytest.raises(mcgs_jax.expansion.RootError):   # outside jit, even unchecked
+    mcgs_jax.search(None, jax.random.PRNGKey(0), roots, model, eval_fn,
+                    mcgs_jax.SearchConfig(num_simulations=4))
+  # A terminal root without moves is fine: nothing to search.
+  _, _, fine = _stuck_roots()
+  fine = fine.replace(terminal=fine.terminal.at[2].set(True))
+  out = SEARCH(None, jax.random.PRNGKey(0), fine, model, eval_fn, config)
+  assert int(out.stats.simulations[2]) == 0 and int(out.stats.simulations[0]) == 4
+
+
+def test_a_ragged_batch_names_its_fields():
+  state = ENV.init(jax.random.PRNGKey(0), batch_size=4)
+  ragged = state.replace(mask=state.mask[:3])
+  with pytest.raises(ValueError, match=r"state.mask has 3 rows \(shape \(3,\)\), state.ply 4"):
+    SEARCH(None, jax.random.PRNGKey(1), ragged, ENV, envs.uniform_eval(ENV),
+           mcgs_jax.SearchConfig(num_simulations=4))
+
+
+def test_a_capacity_far_below_the_budget_warns_with_its_numbers():
+  with pytest.warns(mcgs_jax.config.CapacityWarning,
+                    match="max_nodes=1 leaves room for 0 new nodes for 800 simulations"):
+    mcgs_jax.SearchConfig(max_nodes=1, num_simulations=800)
+  import warnings  # pylint: disable=g-import-not-at-top
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    mcgs_jax.SearchConfig(max_nodes=65, num_simulations=64)      # room for every simulation
+    mcgs_jax.SearchConfig(max_nodes=9, num_simulations=32, max_nn_evals=8)   # the budget's

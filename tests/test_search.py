@@ -76,7 +76,8 @@ def test_invariants_on_random_searches(env, backup):
 
 
 def test_tiny_node_capacity_counts_overflows():
-  config = mcgs_jax.SearchConfig(num_simulations=64, max_nodes=6)
+  with pytest.warns(mcgs_jax.config.CapacityWarning, match="room for 5 new nodes"):
+    config = mcgs_jax.SearchConfig(num_simulations=64, max_nodes=6)
   state = C4.init(jax.random.PRNGKey(0), batch_size=2)
   out = jax.device_get(search_jit(None, jax.random.PRNGKey(1), state, C4,
                                   RandomEval(7), config))
