@@ -32,6 +32,7 @@ COMMANDS = {
     "dual-mcts": "the Dual MCTS paper's table: AlphaZero, MPV-MCTS and Dual MCTS trained",
     "graph-vs-tree": "the same recipe trained with the graph and with the tree, at equal CPU",
     "fault-sweep": "training runs hit by faults at random points, and what survived",
+    "bad-inputs": "bad input tried as a user would, and what the terminal shows",
     "bench-search": "search speed and memory against mctx on Connect-4",
     "bench-selfplay": "self-play speed against the same loop on mctx",
     "bench-envs": "Connect-4 env throughput against pgx",

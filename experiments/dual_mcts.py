@@ -89,6 +89,7 @@ import subprocess
 import sys
 
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import run_lock
 
 # The library and jax, loaded on first use: after the arguments are checked.
 jax = cli.lazy("jax")
@@ -250,7 +251,17 @@ def rank_recipe_run(directory: str, games_per_pair: int, seed: int = 0,
   both colours of random openings; alpha-rank over them as in the cells
   above. Resumable (`ranks.csv` keeps the games). Writes `steps.csv` and
   `summary.json` into the run; returns the summary (None: no snapshot).
-  `metrics`: the run's metrics rows where the caller has read them."""
+  `metrics`: the run's metrics rows where the caller has read them. Holds
+  the run's lock meanwhile (a training run or a second rank on it is
+  refused)."""
+  lock = run_lock.acquire(directory)
+  try:
+    return _rank_recipe_run(directory, games_per_pair, seed, metrics)
+  finally:
+    lock.release()
+
+
+def _rank_recipe_run(directory, games_per_pair, seed, metrics):
   if metrics is None:
     metrics = loop.read_metrics(os.path.join(directory, "metrics.csv"))
   iterations = ranked_snapshots(directory, metrics)

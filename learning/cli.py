@@ -212,6 +212,20 @@ class _ExplainedCallbackErrors(logging.Filter):
 
 
 # The loggers jax reports a failed host callback on (debug and pure callbacks).
+def _settle_failed_callbacks() -> None:
+  """Takes the error of a host callback that failed inside jit off jax's
+  books, so that jax's exit handler does not raise it again (with its
+  traceback) after the one line. Nothing when jax was not loaded."""
+  dispatch = sys.modules.get("jax._src.dispatch")
+  tokens = getattr(dispatch, "runtime_tokens", None)
+  if tokens is None:
+    return
+  try:
+    tokens.block_until_ready()
+  except Exception:  # pylint: disable=broad-except
+    tokens.clear()   # the same error, already explained
+
+
 _CALLBACK_LOGGERS = ("jax._src.debugging", "jax._src.callback")
 
 
@@ -248,6 +262,7 @@ def main(run: Callable[[Sequence[str]], int | None],
     if "--debug" in argv or explained is None:
       raise
     message, code = explained
+    _settle_failed_callbacks()
     sys.stderr.write(f"error: {message} (--debug shows the traceback)\n")
     return code
   finally:
