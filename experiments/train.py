@@ -124,6 +124,8 @@ def parse_args(argv=None):
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (multi-host)")
   args = parser.parse_args(argv)
+  if not args.out.strip():
+    parser.error("--out must name the run's folder")
   for name in ("iterations", "simulations", "games"):
     if getattr(args, name) is not None and getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")

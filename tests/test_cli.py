@@ -231,3 +231,10 @@ def test_a_deeply_nested_config_is_one_line(tmp_path, capsys):
   assert cli.main(train.run, argv) == cli.USAGE
   assert "nested too deeply" in _one_error_line(capsys)
   assert not (tmp_path / "run").exists()
+
+
+def test_an_empty_out_is_refused_by_the_parser(capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    train.parse_args(["--env", "tictactoe", "--out", " "])
+  assert exit_info.value.code == cli.USAGE
+  assert "--out must name the run's folder" in _one_error_line(capsys)
