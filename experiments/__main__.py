@@ -37,6 +37,7 @@ COMMANDS = {
     "bench-selfplay": "self-play speed against the same loop on mctx",
     "bench-envs": "Connect-4 env throughput against pgx",
     "bench-phases": "where a search's time goes, and its distance from the network floor",
+    "bench-graph-tax": "what the graph costs over the tree, in searches and self-play",
     "bench-compare": "the hot paths of the working tree against a base commit",
     "device-report": "the accelerator report: search, self-play, memory, phases, training",
     "device-session": "one lent accelerator, one command: the report, then training",

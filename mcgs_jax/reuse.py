@@ -131,16 +131,47 @@ def _compaction(reach: chex.Array, start: chex.Array):
 
 
 def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes: int):
-  """A fresh hash table of ONE game's first `count` nodes, inserted in node
-  order (a key held by several nodes maps to the first). Returns (table,
-  number of keys that found no free slot)."""
-  def body(i, carry):
-    table, overflows = carry
-    found, free_slot = hash_table.find(table, key[i], max_probes)
-    table = hash_table.write(table, free_slot, key[i], i)  # EMPTY slot: no write
-    return table, overflows + ((found < 0) & (free_slot < 0)).astype(jnp.int32)
+  """A fresh hash table of ONE game's first `count` nodes (a key held by
+  several nodes maps to the first). Returns (table, number of keys that found
+  no free slot).
 
-  return jax.lax.fori_loop(0, count, body, (graph_lib.empty_table(table_size), jnp.int32(0)))
+  All keys are placed at once, one probe a round: in round r every key not
+  yet placed asks for the r-th slot of its probe sequence (`hash_table`'s:
+  linear from its home slot); of the keys asking for a free slot the
+  lowest-numbered takes it, and a key whose slot went to an equal key (a
+  lower-numbered node of the same position) is done. A key placed at its
+  r-th slot finds the r slots before it taken, so `hash_table.find` reaches
+  it, as after inserting the keys one by one. A few rounds (until every key
+  is placed, `max_probes` at most), each some vector operations over the
+  nodes, instead of one sequential probe loop per node.
+  """
+  capacity = key.shape[0]
+  index = jnp.arange(capacity, dtype=jnp.int32)
+  home = jax.vmap(lambda k: hash_table.home_slot(k, table_size))(key)
+  mask = table_size - 1
+
+  def probe(carry):
+    r, slots, waiting = carry
+    want = (home + r) & mask
+    free = waiting & (slots[want] == graph_lib.EMPTY)
+    claims = jnp.full(table_size, capacity, jnp.int32).at[
+        jnp.where(free, want, table_size)].min(index, mode="drop")
+    won = free & (claims[want] == index)
+    slots = slots.at[jnp.where(won, want, table_size)].set(index, mode="drop")
+    holder = slots[want]
+    twin = (~won & (holder != graph_lib.EMPTY)
+            & jnp.all(key[jnp.maximum(holder, 0)] == key, axis=-1))
+    return r + 1, slots, waiting & ~won & ~twin
+
+  # Rounds until every key is placed (at the tables' loads, a few), or the
+  # probe sequences end.
+  probes = min(max_probes, table_size)
+  _, slots, waiting = jax.lax.while_loop(
+      lambda carry: (carry[0] < probes) & jnp.any(carry[2]), probe,
+      (jnp.int32(0), jnp.full(table_size, graph_lib.EMPTY, jnp.int32), index < count))
+  entries = graph_lib.table_entry(key[jnp.maximum(slots, 0)] * (slots >= 0)[:, None].astype(
+      jnp.uint32), slots)
+  return graph_lib.HashTable(entries=entries), waiting.sum(dtype=jnp.int32)
 
 
 def advance(graph: graph_lib.Graph, action: chex.Array,

@@ -1,0 +1,192 @@
+"""What the graph costs over the tree: the same searches and self-play loops
+with `backup="mcgs"` and `backup="tree"`, compiled in one process and timed
+in interleaved rounds by process CPU time (`mcgs-jax bench-graph-tax`).
+
+Cells (Connect-4 with the benchmark MLP(128, 128), and Nim (1,3,5,7) with an
+MLP(64, 64); random networks, PUCT):
+  search-b1024-s64, search-b256-s200, search-b64-s800   one search from the
+                                                        empty board
+  selfplay-connect4, selfplay-nim   `selfplay.play`, B=256, S=64, 8 moves per
+                                    call, graph reuse, root noise
+  floor-b1024-s64   the network and env steps alone (`phases.network_only`),
+                    for the full search's distance from it
+Each round times every cell's mcgs and tree calls one after the other, the
+first of the two alternating between rounds; a cell's ratio is the median of
+its rounds' mcgs / tree ratios.
+"""
+
+import dataclasses
+import functools
+import statistics
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+from mcgs_jax import envs
+import mcgs_jax
+from mcgs_jax.benchmarks import phases
+from mcgs_jax.learning import selfplay
+from mcgs_jax.networks import MLP, MLPEval, init_params
+
+FIELDS = ("cell", "mcgs_cpu_ms", "tree_cpu_ms", "ratio", "ratio_min", "ratio_max", "rounds")
+SEARCH_CELLS = ((1024, 64), (256, 200), (64, 800))
+SELFPLAY = dict(batch=256, simulations=64, moves=8)
+QUICK_SEARCH_CELLS = ((16, 8),)
+QUICK_SELFPLAY = dict(batch=8, simulations=8, moves=2)
+
+
+@dataclasses.dataclass
+class Cell:
+  """One cell: a call per backup, each a zero-argument callable blocked on."""
+  name: str
+  calls: dict[str, Callable[[], object]]
+
+
+def _network(env, hidden):
+  network = MLP(num_actions=env.num_actions, hidden_sizes=hidden)
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+  return MLPEval(network), init_params(network, jax.random.PRNGKey(0), state.observation)
+
+
+def search_cell(batch: int, sims: int) -> Cell:
+  """One Connect-4 search from the empty board, mcgs and tree.
+
+  Args:
+    batch: B, games.
+    sims: S, simulations.
+
+  Returns:
+    The Cell.
+  """
+  env = envs.make("connect4")
+  eval_fn, params = _network(env, (128, 128))
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  calls = {}
+  for backup in ("mcgs", "tree"):
+    config = mcgs_jax.SearchConfig(num_simulations=sims, backup=backup)
+    search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
+    calls[backup] = functools.partial(lambda s: s(params, jax.random.PRNGKey(1), state).action,
+                                      search)
+  return Cell(f"search-b{batch}-s{sims}", calls)
+
+
+def selfplay_cell(game: str, batch: int, simulations: int, moves: int) -> Cell:
+  """`selfplay.play` with graph reuse, mcgs and tree, each on its own games.
+
+  Args:
+    game: an env id ("connect4", "nim").
+    batch: B, games.
+    simulations: S per move.
+    moves: moves per call.
+
+  Returns:
+    The Cell; each call plays the next `moves` moves of its games.
+  """
+  env = envs.make(game)
+  eval_fn, params = _network(env, (128, 128) if game == "connect4" else (64, 64))
+  calls = {}
+  for backup in ("mcgs", "tree"):
+    search = mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup,
+                                   max_nodes=2 * (simulations + 1), dirichlet_fraction=0.25,
+                                   dirichlet_alpha=0.3)
+    config = selfplay.SelfPlayConfig(search=search, reuse_graph=True)
+    play = jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
+                                     num_moves=moves))
+    games = {"state": selfplay.init(jax.random.PRNGKey(0), env, batch), "calls": 0}
+
+    def call(play=play, games=games):
+      games["calls"] += 1
+      state, *_ = play(params, jax.random.fold_in(jax.random.PRNGKey(1), games["calls"]),
+                       games["state"])
+      games["state"] = state
+      return state
+
+    calls[backup] = call
+  return Cell(f"selfplay-{game.split(':')[0]}", calls)
+
+
+def floor_cell(batch: int, sims: int) -> Cell:
+  """The network and env floor beside the mcgs search of the same shape.
+
+  Args:
+    batch: B, games.
+    sims: S, network calls and env steps.
+
+  Returns:
+    The Cell (its "tree" call is the floor).
+  """
+  env = envs.make("connect4")
+  eval_fn, params = _network(env, (128, 128))
+  state = env.init(jax.random.PRNGKey(0), batch_size=batch)
+  floor = jax.jit(functools.partial(phases.network_only, env=env, eval_fn=eval_fn,
+                                    num_steps=sims))
+  config = mcgs_jax.SearchConfig(num_simulations=sims)
+  search = jax.jit(functools.partial(mcgs_jax.search, env=env, eval_fn=eval_fn, config=config))
+  return Cell(f"floor-b{batch}-s{sims}", {
+      "mcgs": lambda: search(params, jax.random.PRNGKey(1), state).action,
+      "tree": lambda: floor(params, state)})   # "tree" here: the floor
+
+
+def cells(quick: bool = False) -> list[Cell]:
+  """Every cell, compiled lazily on its first call.
+
+  Args:
+    quick: tiny shapes (a smoke test).
+
+  Returns:
+    The cells in `measure`'s order.
+  """
+  grid, play = (QUICK_SEARCH_CELLS, QUICK_SELFPLAY) if quick else (SEARCH_CELLS, SELFPLAY)
+  out = [search_cell(b, s) for b, s in grid]
+  out += [selfplay_cell(game, play["batch"], play["simulations"], play["moves"])
+          for game in ("connect4", "nim")]
+  out.append(floor_cell(*grid[0]))
+  return out
+
+
+def _cpu_ms(call, repeats: int) -> float:
+  times = []
+  for _ in range(repeats):
+    start = time.process_time()
+    jax.block_until_ready(call())
+    times.append(1e3 * (time.process_time() - start))
+  return statistics.median(times)
+
+
+def measure(all_cells: list[Cell], rounds: int, repeats: int, log=print) -> list[dict]:
+  """Interleaved rounds over every cell; one row per cell (`FIELDS`).
+
+  Args:
+    all_cells: the cells (`cells`).
+    rounds: rounds of timing.
+    repeats: timed calls per backup per cell per round (their median).
+    log: where each round's ratios are printed.
+
+  Returns:
+    Rows: each cell's median CPU ms per call of mcgs and of tree (for the
+    floor cell: of the floor) and the median, least and largest of its
+    rounds' ratios.
+  """
+  for cell in all_cells:   # compile, and spread self-play over the opening
+    for call in cell.calls.values():
+      for _ in range(3):
+        jax.block_until_ready(call())
+  times = {(c.name, b): [] for c in all_cells for b in ("mcgs", "tree")}
+  for index in range(rounds):
+    order = ("mcgs", "tree") if index % 2 == 0 else ("tree", "mcgs")
+    for cell in all_cells:
+      for backup in order:
+        times[cell.name, backup].append(_cpu_ms(cell.calls[backup], repeats))
+    log(f"  round {index + 1}/{rounds}: " + ", ".join(
+        f"{c.name} {times[c.name, 'mcgs'][-1] / times[c.name, 'tree'][-1]:.3f}"
+        for c in all_cells))
+  rows = []
+  for cell in all_cells:
+    ratios = [m / t for m, t in zip(times[cell.name, "mcgs"], times[cell.name, "tree"])]
+    rows.append(dict(cell=cell.name, mcgs_cpu_ms=round(statistics.median(times[cell.name, "mcgs"]), 2),
+                     tree_cpu_ms=round(statistics.median(times[cell.name, "tree"]), 2),
+                     ratio=round(statistics.median(ratios), 3), ratio_min=round(min(ratios), 3),
+                     ratio_max=round(max(ratios), 3), rounds=rounds))
+  return rows

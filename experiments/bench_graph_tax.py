@@ -1,0 +1,44 @@
+"""What the graph costs over the tree: searches and self-play loops with
+`backup="mcgs"` and `backup="tree"` in one process, by process CPU time.
+
+  mcgs-jax bench-graph-tax                 # about 2 minutes on 2 cores
+  mcgs-jax bench-graph-tax --rounds 9      # tighter medians
+  mcgs-jax bench-graph-tax --quick         # tiny shapes (the test)
+
+Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
+S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
+moves per call, graph reuse), and the full mcgs search against the network
+floor (B=1024, S=64). A cell's ratio is the median of its rounds' mcgs /
+tree (floor: search / floor) ratios; run it on an idle machine.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from mcgs_jax.learning import cli
+
+# The library and jax, loaded on first use: after the arguments are checked.
+graph_tax = cli.lazy("mcgs_jax.benchmarks.graph_tax")
+measure = cli.lazy("mcgs_jax.benchmarks.measure")
+
+
+def main(argv=None):
+  parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--rounds", type=int, default=5)
+  parser.add_argument("--repeats", type=int, default=3, help="timed calls per cell per round")
+  parser.add_argument("--quick", action="store_true", help="tiny shapes")
+  parser.add_argument("--csv", default="results/bench_graph_tax.csv")
+  args = parser.parse_args(argv)
+  for name in ("rounds", "repeats"):
+    if getattr(args, name) < 1:
+      parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+  rows = graph_tax.measure(graph_tax.cells(args.quick), args.rounds, args.repeats,
+                           log=lambda line: print(line, flush=True))
+  print(measure.markdown_table(rows, graph_tax.FIELDS))
+  measure.write_csv(args.csv, rows, graph_tax.FIELDS)
+  print(f"CSV: {args.csv}")
+
+
+if __name__ == "__main__":
+  sys.exit(cli.main(main))
