@@ -196,10 +196,12 @@ class Plan:
 # XLA variants on one search cell and the Gumbel self-play loop, and the
 # kernel counts on the cell the phases use (their executables reused).
 _GUMBEL_DIAGONAL = ((256, 64), (1024, 200), (4096, 800))
+# The tree beside the graph (the graph's tax on the device): in the MLP's
+# search grid, the self-play groups, the phase profile and the kernel counts.
 FULL_PLAN = Plan(
     label="full", batches=(256, 1024, 4096), sims=(64, 200, 800),
     mlp_hidden=search_speed.HIDDEN_SIZES, resnet_blocks=6, resnet_channels=64, search_contestants={
-        "mlp": ("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel"),
+        "mlp": ("mctx-muzero", "mcgs-puct", "tree-puct", "mctx-gumbel", "mcgs-gumbel"),
         "resnet": ("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel")
     }, network_batches={"resnet": (1024,)}, contestant_cells={
         "mctx-gumbel": _GUMBEL_DIAGONAL,
@@ -210,17 +212,20 @@ FULL_PLAN = Plan(
     }, selfplay_batch=1024, selfplay_sims=64, selfplay_moves=8,
     selfplay_groups=(("mctx", "mcgs", "mcgs-noreuse", "tree"),
                      ("mctx-gumbel", "mcgs-gumbel", "mcgs-gumbel-noreuse", "tree-gumbel")),
-    selfplay_rounds=2, phase_batch=1024, phase_sims=200, phase_backups=("mcgs",),
+    selfplay_rounds=2, phase_batch=1024, phase_sims=200, phase_backups=PHASE_BACKUPS,
     training_batches=(1024,), repeats=2, max_seconds=30.0, budgets_s={
-        "search": 170.0,
+        # The XLA variants' verdict is in (docs/device/nvidia-h200.md): their
+        # section gives the tree's cells 25 s.
+        "search": 185.0,
         "selfplay": 105.0,
-        "phases": 20.0,
+        "phases": 25.0,
         "training": 8.0,
-        "xla": 75.0,
-        "kernels": 35.0
+        "xla": 50.0,
+        "kernels": 40.0
     }, xla_variants=("command-buffer-while", "unroll-2"), xla_search_cells=(("mlp", 1024, 200),),
     xla_search_contestants=("mctx-muzero", "mcgs-puct", "mctx-gumbel", "mcgs-gumbel"),
-    xla_selfplay_loops=("mcgs-gumbel",), kernel_batch=1024, kernel_sims=200)
+    xla_selfplay_loops=("mcgs-gumbel",), kernel_batch=1024, kernel_sims=200,
+    kernel_contestants=("mctx-muzero", "mcgs-puct", "tree-puct"))
 # The full report where the device is a CPU (`select_plan`): FULL_PLAN's
 # shapes take seconds per call there, and a compile ~10-20 s (search) or
 # ~20-45 s (self-play) on a loaded 2-core machine, so one search cell of six

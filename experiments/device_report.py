@@ -116,7 +116,7 @@ def header_lines(title: str, argv: Sequence[str], plan: report_plan.Plan, budget
       "",
       f"Date: {now}.",
       "",
-      "Command: `" + shlex.join(["python", "-m", "mcgs_jax.experiments.device_report", *argv]) + "`",
+      "Command: `" + shlex.join(["mcgs-jax", "device-report", *argv]) + "`",
       "",
       f"Mode: {plan.label}; section budgets {budgets}; a contestant predicted to take more "
       f"than {plan.max_seconds:.0f} s to compile and call once is skipped with its cell.",
