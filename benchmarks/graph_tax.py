@@ -22,7 +22,6 @@ import time
 from typing import Callable
 
 import jax
-import jax.numpy as jnp
 
 from mcgs_jax import envs
 import mcgs_jax

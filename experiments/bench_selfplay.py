@@ -61,7 +61,6 @@ jax = cli.lazy("jax")
 jnp = cli.lazy("jax.numpy")
 mctx = cli.lazy("mctx")
 pgx = cli.lazy("pgx")
-pgx = cli.lazy("pgx")  # pgx.experimental
 networks = cli.lazy("mcgs_jax.networks")
 measure = cli.lazy("mcgs_jax.benchmarks.measure")
 selfplay_speed = cli.lazy("mcgs_jax.benchmarks.selfplay_speed")

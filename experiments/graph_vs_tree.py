@@ -55,7 +55,6 @@ arena = cli.lazy("mcgs_jax.learning.arena")
 checkpoint = cli.lazy("mcgs_jax.learning.checkpoint")
 config_lib = cli.lazy("mcgs_jax.learning.config")
 evaluation = cli.lazy("mcgs_jax.learning.evaluation")
-ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
 loop = cli.lazy("mcgs_jax.learning.loop")
 
 SEARCHES = ("mcgs", "tree")

@@ -51,18 +51,8 @@ import orbax.checkpoint as ocp
 from mcgs_jax import envs
 from mcgs_jax import networks
 from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import run_lock
 from mcgs_jax import dual
-
-
-def _make_folder(path: str) -> None:
-  """os.makedirs, with a dangling symlink or a file in the way named as such."""
-  if os.path.islink(path) and not os.path.exists(path):
-    raise FileExistsError(errno.EEXIST, f"a symlink to {os.readlink(path)}, which does not "
-                          "exist", path)
-  if os.path.exists(path) and not os.path.isdir(path):
-    raise NotADirectoryError(errno.ENOTDIR, "a file where the run's folder of checkpoints "
-                             "belongs", path)
-  os.makedirs(path, exist_ok=True)
 
 
 class CheckpointError(RuntimeError):
@@ -236,7 +226,7 @@ class Checkpointer:
 
   def __init__(self, directory: str, max_to_keep: int = 2):
     self.directory = os.path.abspath(directory)
-    _make_folder(self.directory)
+    run_lock.make_folder(self.directory, "a file where the run's folder of checkpoints belongs")
     # A save killed half-way: orbax ignores it, but warns about it.
     _remove_unfinished(self.directory)
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,

@@ -211,7 +211,6 @@ class _ExplainedCallbackErrors(logging.Filter):
     return error is None or explain(error) is None
 
 
-# The loggers jax reports a failed host callback on (debug and pure callbacks).
 def _settle_failed_callbacks() -> None:
   """Takes the error of a host callback that failed inside jit off jax's
   books, so that jax's exit handler does not raise it again (with its
@@ -226,6 +225,7 @@ def _settle_failed_callbacks() -> None:
     tokens.clear()   # the same error, already explained
 
 
+# The loggers jax reports a failed host callback on (debug and pure callbacks).
 _CALLBACK_LOGGERS = ("jax._src.debugging", "jax._src.callback")
 
 

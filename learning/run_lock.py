@@ -31,6 +31,25 @@ def _holder(directory: str) -> str:
     return "another process"
 
 
+def make_folder(path: str, file_in_the_way: str) -> None:
+  """os.makedirs, with a dangling symlink or a file in the way named as such.
+
+  Args:
+    path: the folder (created with its parents where missing).
+    file_in_the_way: the message where a file stands at `path`.
+
+  Raises:
+    FileExistsError: `path` is a symlink to nothing.
+    NotADirectoryError: `path` is a file.
+  """
+  if os.path.islink(path) and not os.path.exists(path):
+    raise FileExistsError(errno.EEXIST, f"a symlink to {os.readlink(path)}, which does not "
+                          "exist", path)
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise NotADirectoryError(errno.ENOTDIR, file_in_the_way, path)
+  os.makedirs(path, exist_ok=True)
+
+
 def acquire(directory: str) -> filelock.BaseFileLock:
   """Takes the run folder's lock for this process.
 
@@ -44,10 +63,7 @@ def acquire(directory: str) -> filelock.BaseFileLock:
   Raises:
     RunBusyError: another process holds it.
   """
-  if os.path.exists(directory) and not os.path.isdir(directory):
-    raise NotADirectoryError(errno.ENOTDIR, "a file, not a folder (a run needs a folder of its "
-                             "own)", directory)
-  os.makedirs(directory, exist_ok=True)
+  make_folder(directory, "a file, not a folder (a run needs a folder of its own)")
   lock = filelock.FileLock(os.path.join(directory, LOCK), timeout=0)
   try:
     lock.acquire()
