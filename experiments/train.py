@@ -45,6 +45,7 @@ from mcgs_jax.learning import names
 jax = cli.lazy("jax")
 checkpoint_lib = cli.lazy("mcgs_jax.learning.checkpoint")
 config_lib = cli.lazy("mcgs_jax.learning.config")
+distributed = cli.lazy("mcgs_jax.learning.distributed")
 ground_truth = cli.lazy("mcgs_jax.learning.ground_truth")
 loop = cli.lazy("mcgs_jax.learning.loop")
 plots = cli.lazy("mcgs_jax.learning.plots")
@@ -122,13 +123,30 @@ def parse_args(argv=None):
                       "training, resumed ones included) reaches this")
   parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
   parser.add_argument("--distributed", action="store_true",
-                      help="call jax.distributed.initialize() first (multi-host)")
+                      help="join a multi-process job (jax.distributed.initialize) first; the "
+                      "three flags below default to what jax reads from the cluster's "
+                      "environment (SLURM, Cloud TPU, Kubernetes, ...)")
+  parser.add_argument("--coordinator-address", metavar="HOST:PORT",
+                      help="process 0's address and a free port (--distributed)")
+  parser.add_argument("--num-processes", type=int, help="processes in the job (--distributed)")
+  parser.add_argument("--process-id", type=int,
+                      help="this process's index, 0 .. N-1 (--distributed)")
   args = parser.parse_args(argv)
   if not args.out.strip():
     parser.error("--out must name the run's folder")
   for name in ("iterations", "simulations", "games"):
     if getattr(args, name) is not None and getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+  given = [f"--{name.replace('_', '-')}" for name in
+           ("coordinator_address", "num_processes", "process_id")
+           if getattr(args, name) is not None]
+  if given and not args.distributed:
+    parser.error(f"{given[0]} needs --distributed")
+  if args.num_processes is not None and args.num_processes < 1:
+    parser.error(f"--num-processes must be >= 1, got {args.num_processes}")
+  if args.process_id is not None and not (
+      0 <= args.process_id < (args.num_processes or args.process_id + 1)):
+    parser.error(f"--process-id must be in 0 .. --num-processes - 1, got {args.process_id}")
   for name in ("wall_budget", "cpu_budget"):
     if getattr(args, name) is not None and not getattr(args, name) > 0:
       parser.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
@@ -138,6 +156,11 @@ def parse_args(argv=None):
 def run(argv) -> int:
   """The command: trains, or resumes, the run in `--out`."""
   args = parse_args(argv)
+  if args.distributed and distributed.WORKER_VARIABLE not in os.environ:
+    # The work runs in a child, whose end by a lost peer (a native abort)
+    # becomes one line here.
+    return distributed.supervise(list(argv), "mcgs_jax.experiments.train",
+                                 os.path.join(args.out, "checkpoints"))
   try:
     with _terminate_as_interrupt():
       train(args)
@@ -241,11 +264,12 @@ class Screen:
   JSON line instead.
   """
 
-  def __init__(self, config, state: dict, iterations: int, budgets: dict):
+  def __init__(self, config, state: dict, iterations: int, budgets: dict, quiet: bool = False):
     from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+    self.quiet = quiet   # the other processes of a multi-process job: process 0 reports
     self.iterations = iterations
     self.budgets = {key: budget for key, budget in budgets.items() if budget is not None}
-    self.bar = tqdm(total=1000, initial=self._progress(state), disable=None,
+    self.bar = tqdm(total=1000, initial=self._progress(state), disable=True if quiet else None,
                     desc=f"train {config.env}", dynamic_ncols=True,
                     bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
     self.first = None   # (clock, fraction) after this process's first iteration
@@ -274,6 +298,8 @@ class Screen:
 
   def update(self, state: dict, row: dict) -> None:
     """After an iteration: the bar, or the JSON line without a terminal."""
+    if self.quiet:
+      return
     if self.bar.disable:
       print(json.dumps(row), flush=True)
       return
@@ -288,7 +314,8 @@ class Screen:
     self.bar.update(self._progress(state) - self.bar.n)
 
   def write(self, text: str) -> None:
-    self.bar.write(text)
+    if not self.quiet:
+      self.bar.write(text)
 
   def close(self) -> None:
     self.bar.close()
@@ -297,7 +324,7 @@ class Screen:
 def train(args) -> None:
   """Runs `mcgs_jax.experiments.train`'s command line (parsed `args`)."""
   if args.distributed:
-    jax.distributed.initialize()
+    distributed.initialize(args.coordinator_address, args.num_processes, args.process_id)
   config = resolve_config(args)
   if args.iterations is None:
     args.iterations = config_lib.default_iterations(config.env)
@@ -305,13 +332,14 @@ def train(args) -> None:
     # Said once below, one line each, instead of a warning with its source.
     warnings.simplefilter("ignore", loop.CheckpointFallbackWarning)
     run = loop.Run(args.out, config, tensorboard=args.tensorboard)
-  for note in run.notes:
+  primary = distributed.is_primary()
+  for note in run.notes if primary else ():
     print(f"warning: {note}; resuming from iteration {int(run.state['iteration'])}",
           file=sys.stderr)
   start = int(run.state["iteration"])
   budgets = {"wall_s": args.wall_budget, "cpu_s": args.cpu_budget}
-  screen = Screen(config, run.state, args.iterations, budgets)
-  if start >= args.iterations:
+  screen = Screen(config, run.state, args.iterations, budgets, quiet=not primary)
+  if start >= args.iterations and primary:
     print(f"{args.out}: already at iteration {start} (>= --iterations {args.iterations})")
   failed = False
   try:
@@ -333,7 +361,8 @@ def train(args) -> None:
     screen.close()
     run.close(save=not failed)
     # The curves as the run stands, however it stopped.
-    plots.plot_run(args.out)
+    if primary:
+      plots.plot_run(args.out)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ import orbax.checkpoint as ocp
 from mcgs_jax import envs
 from mcgs_jax import networks
 from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import distributed
 from mcgs_jax.learning import run_lock
 from mcgs_jax import dual
 
@@ -228,7 +229,9 @@ class Checkpointer:
     self.directory = os.path.abspath(directory)
     run_lock.make_folder(self.directory, "a file where the run's folder of checkpoints belongs")
     # A save killed half-way: orbax ignores it, but warns about it.
-    _remove_unfinished(self.directory)
+    if distributed.is_primary():
+      _remove_unfinished(self.directory)
+    distributed.barrier("checkpoints-open")
     options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                            enable_async_checkpointing=False)
     # orbax reads every step's own metadata file when it opens and logs one
@@ -268,9 +271,14 @@ class Checkpointer:
             state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)), force=True)
         self._manager.wait_until_finished()
     except Exception:
-      _remove_unfinished(self.directory)
+      if distributed.is_primary():
+        _remove_unfinished(self.directory)
       raise
-    _write_manifest(os.path.join(self.directory, str(step)))
+    # Process 0 lists the files once every process's shards are written
+    # (orbax's save ends with every process done).
+    if distributed.is_primary():
+      _write_manifest(os.path.join(self.directory, str(step)))
+    distributed.barrier(f"checkpoint-{step}-manifest")
 
   def _check_room(self, state: Any, meta: dict) -> None:
     """Raises OSError(ENOSPC) if the disk lacks room for a step."""
@@ -279,7 +287,9 @@ class Checkpointer:
     if latest is not None and os.path.isdir(step_dir):
       size = sum(os.path.getsize(os.path.join(step_dir, name)) for name in _step_files(step_dir))
     else:
-      size = sum(int(np.asarray(leaf).nbytes) for leaf in jax.tree_util.tree_leaves(state))
+      # By shape and dtype: a global array's values may lie on other processes.
+      size = sum(int(np.prod(np.shape(leaf))) * np.dtype(leaf.dtype).itemsize
+                 for leaf in jax.tree_util.tree_leaves(state))
       size += len(json.dumps(meta, default=str))
     needed = int(size * _ROOM_FACTOR) + _ROOM_SLACK
     free = shutil.disk_usage(self.directory).free
@@ -296,7 +306,8 @@ class Checkpointer:
 
     Returns:
       (state, meta): the restored pytree, placed like freshly made arrays
-      (on the default device, uncommitted), and the metadata dict.
+      (on the default device, uncommitted), or in a multi-process job like
+      the template's (global) arrays, and the metadata dict.
 
     Raises:
       CorruptCheckpointError: unreadable files.
@@ -319,13 +330,19 @@ class Checkpointer:
     # name: a field that is None in this version's template (an optional
     # target it does not use) and absent from an older checkpoint matches.
     saved = getattr(metadata, "tree", metadata)
-    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    if distributed.is_multiprocess():
+      shardings = {_path_name(p): leaf.sharding
+                   for p, leaf in jax.tree_util.tree_flatten_with_path(template)[0]}
+      target = jax.tree_util.tree_map_with_path(lambda p, m: jax.ShapeDtypeStruct(
+          m.shape, m.dtype, sharding=shardings.get(_path_name(p), device)), saved)
+    else:
+      target = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype, sharding=device),
+                            saved)
     with _QuietStorageLogs():
       try:
         restored = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(jax.tree.map(
-                lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype, sharding=device), saved)),
-            meta=ocp.args.JsonRestore()))
+            state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
       except Exception as error:  # orbax raises many kinds; all mean the same here.
         raise self._corrupt(path, error) from error
     arrays = _leaves_by_name(restored["state"])
@@ -336,6 +353,8 @@ class Checkpointer:
     _check_arrays(path, template, state)
     if not isinstance(meta, dict):
       raise CheckpointError(f"checkpoint {path}: metadata is not a JSON object")
+    if distributed.is_multiprocess():
+      return state, meta
     # orbax returns arrays committed to a device, which freshly made ones are
     # not: jitted functions would compile again for them (a run resumed in
     # the same process would recompile its self-play and update).
@@ -375,12 +394,15 @@ class Checkpointer:
   def _move_aside(self, step: int) -> str:
     """Moves step `step` to `<directory>-corrupt/<step>[.n]`; returns where."""
     aside = self.directory + "-corrupt"
-    os.makedirs(aside, exist_ok=True)
-    target, count = os.path.join(aside, str(step)), 0
-    while os.path.exists(target):
-      count += 1
-      target = os.path.join(aside, f"{step}.{count}")
-    os.replace(os.path.join(self.directory, str(step)), target)
+    target = None
+    if distributed.is_primary():
+      os.makedirs(aside, exist_ok=True)
+      target, count = os.path.join(aside, str(step)), 0
+      while os.path.exists(target):
+        count += 1
+        target = os.path.join(aside, f"{step}.{count}")
+      os.replace(os.path.join(self.directory, str(step)), target)
+    target = distributed.agree(target)
     self._manager.reload()
     return target
 

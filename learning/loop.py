@@ -42,6 +42,7 @@ import optax
 
 from mcgs_jax.learning import checkpoint as checkpoint_lib
 from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import distributed
 from mcgs_jax.learning import evaluation
 from mcgs_jax.learning import plots
 from mcgs_jax.learning import replay
@@ -241,6 +242,28 @@ def _undo_start(directory: str, before: set[str] | None) -> None:
       pass
 
 
+def _acquire_for_job(directory: str):
+  """`run_lock.acquire` by process 0; the others raise what it raised.
+
+  Returns:
+    The held lock on process 0, None on the others.
+  """
+  if not distributed.is_multiprocess():
+    return run_lock.acquire(directory)
+  lock, failure, refusal = None, None, None
+  if distributed.is_primary():
+    try:
+      lock = run_lock.acquire(directory)
+    except (run_lock.RunBusyError, OSError) as error:
+      failure, refusal = error, [type(error).__name__, str(error)]
+  refusal = distributed.agree(refusal)
+  if failure is not None:
+    raise failure
+  if refusal is not None:
+    raise (run_lock.RunBusyError if refusal[0] == "RunBusyError" else OSError)(refusal[1])
+  return lock
+
+
 class Run:
   """A training run in `directory`: builds or restores its state, then steps."""
 
@@ -253,13 +276,16 @@ class Run:
     before = set(os.listdir(directory)) if os.path.isdir(directory) else None
     fresh = before is None or CONFIG not in before
     # Held until `close` (or the process's end): a second process on the
-    # folder is refused before it reads or writes anything there.
-    self._lock = run_lock.acquire(directory)
+    # folder is refused before it reads or writes anything there. In a
+    # multi-process job process 0 holds it for all, and every process
+    # follows its answer.
+    self._lock = _acquire_for_job(directory)
     try:
       self._open(directory, config, tensorboard)
     except BaseException:
-      self._lock.release()
-      if fresh:
+      if self._lock is not None:
+        self._lock.release()
+      if fresh and distributed.is_primary():
         _undo_start(directory, before)
       raise
 
@@ -318,7 +344,7 @@ class Run:
 
   def _write_config(self):
     path = os.path.join(self.directory, CONFIG)
-    if os.path.exists(path):
+    if not distributed.is_primary() or os.path.exists(path):
       return   # the same config (`_check_config`)
     with open(path + ".tmp", "w") as f:
       json.dump(self.config.to_json(), f, indent=2)
@@ -361,6 +387,10 @@ class Run:
 
   def _start(self):
     template = self.initial_state()
+    if distributed.is_multiprocess():
+      # Restored straight into the run's global arrays: no process could
+      # read the others' shards back to place them.
+      template = self._place(template)
     step, state, meta, self.notes = self.checkpoints.restore_latest(template)
     if step is not None:
       self.notes += self._drop_snapshots_after(step)
@@ -389,8 +419,11 @@ class Run:
             f"{int(state['iteration'])}, {len(rows)} metrics rows")
       # The CSV may hold rows of iterations whose checkpoint never completed
       # or was moved aside: the checkpoint's rows are the truth.
-      self._metric_fields = write_metrics(metrics_path, rows)
-    state = self._place(state)
+      self._metric_fields = metric_fields(rows)
+      if distributed.is_primary():
+        write_metrics(metrics_path, rows)
+    if not distributed.is_multiprocess():
+      state = self._place(state)
     return state, rows
 
   def _drop_snapshots_after(self, step: int) -> list[str]:
@@ -399,7 +432,7 @@ class Run:
     CPU seconds) may fall elsewhere, and would sit beside the repeated
     run's as evaluations no metrics row holds. One note, or none."""
     stale = [i for i in evaluation.snapshot_iterations(self.directory) if i > step]
-    for iteration in stale:
+    for iteration in stale if distributed.is_primary() else ():
       os.remove(evaluation.snapshot_path(self.directory, iteration))
     if not stale:
       return []
@@ -429,6 +462,8 @@ class Run:
   def _place(self, state):
     if self.mesh is None:
       return state
+    if distributed.is_multiprocess():
+      return distributed.place(state, self._sharding_tree(state))
     placed = trainer.replicate(state, self.mesh)
     # The games' counters stay replicated: placed as self-play returns them,
     # so its second call finds the first call's compiled code.
@@ -438,6 +473,20 @@ class Run:
         move_number=trainer.shard_batch(games.move_number, self.mesh),
         history=trainer.shard_batch(games.history, self.mesh, axis=1))
     return placed
+
+  def _sharding_tree(self, state):
+    """Each leaf of the state's sharding (as `_place` makes it in one
+    process): the games' batch axis split, the rest replicated."""
+    replicated = trainer.replicated(self.mesh)
+    split = lambda axis: lambda x: (trainer.batch_sharding(self.mesh, axis) if jnp.ndim(x) > axis
+                                    else replicated)
+    shardings = jax.tree.map(lambda _: replicated, state)
+    games = state["games"]
+    shardings["games"] = jax.tree.map(lambda _: replicated, games).replace(
+        env_state=jax.tree.map(split(0), games.env_state),
+        move_number=jax.tree.map(split(0), games.move_number),
+        history=jax.tree.map(split(1), games.history))
+    return shardings
 
   # -- one iteration ------------------------------------------------------------
   def step(self) -> dict:
@@ -510,17 +559,20 @@ class Run:
           "intact (lower learning_rate, or check the network)")
     elapsed = time.perf_counter() - start
     # The first iteration of a process compiles self-play and the update:
-    # wall_s and cpu_s count the work, not the compilation.
+    # wall_s and cpu_s count the work, not the compilation. Each process
+    # measures its own; the job keeps process 0's.
     compile_s = compile_seconds() - compile_start
     cpu_s = float(state["cpu_s"]) + max(time.process_time() - cpu_start - compile_s, 0.0)
+    wall_s = float(state["wall_s"]) + max(elapsed - compile_s, 0.0)
+    cpu_s, wall_s, compile_s, selfplay_s, train_s = distributed.agree(
+        [cpu_s, wall_s, compile_s, selfplay_s, train_s])
     positions = int(valid.sum())
     nn_evals = float(stats.nn_evals)
-    wall_s = float(state["wall_s"]) + max(elapsed - compile_s, 0.0)
     self.state = dict(
-        iteration=jnp.int32(iteration), rng=state["rng"], variables=variables,
-        opt_state=opt_state, buffer=buffer, games=games, wall_s=jnp.float32(wall_s),
-        cpu_s=jnp.float32(cpu_s), positions=state["positions"] + positions,
-        nn_evals=state["nn_evals"] + nn_evals)
+        iteration=self._scalar(jnp.int32(iteration)), rng=state["rng"], variables=variables,
+        opt_state=opt_state, buffer=buffer, games=games,
+        wall_s=self._scalar(jnp.float32(wall_s)), cpu_s=self._scalar(jnp.float32(cpu_s)),
+        positions=state["positions"] + positions, nn_evals=state["nn_evals"] + nn_evals)
     if "ema_variables" in state:
       self.state["ema_variables"] = _average(
           state["ema_variables"], variables,
@@ -545,8 +597,14 @@ class Run:
         or (every_s and cpu_s // every_s > before // every_s)
         or (every_s > FIRST_EVAL_S and before < FIRST_EVAL_S <= cpu_s)):
       start = time.perf_counter()
-      row.update(self.evaluate(eval_rng, iteration))
-      row["eval_s"] = time.perf_counter() - start
+      # Process 0 evaluates (its own devices, its files); the others wait
+      # for its figures.
+      figures = self.evaluate(eval_rng, iteration) if distributed.is_primary() else None
+      figures, records = distributed.agree(
+          [figures, [list(r) for r in self.arena_records]])
+      self.arena_records = [tuple(r) for r in records]
+      row.update(figures)
+      row["eval_s"] = distributed.agree(time.perf_counter() - start)
     row = {k: _round(v) for k, v in row.items()}
     with interrupts_deferred():
       self.rows = self.rows + [row]
@@ -565,13 +623,22 @@ class Run:
       updated.
     """
     row, self.arena_records = evaluation.evaluate_iteration(
-        self.config, self.env, self.eval_fn, jax.device_get(self.playing_variables), rng,
+        self.config, self.env, self.eval_fn,
+        jax.tree.map(distributed.host_value, self.playing_variables), distributed.host_value(rng),
         iteration, directory=self.directory, rows=self.rows, arena_records=self.arena_records)
     return row
+
+  def _scalar(self, value):
+    """A new scalar of the state, placed as the restored ones are."""
+    if not distributed.is_multiprocess() or self.mesh is None:
+      return value
+    return distributed.place(value, trainer.replicated(self.mesh))
 
   def _save(self, iteration: int):
     if iteration == 1 or iteration % self.config.checkpoint_every == 0:
       self._checkpoint(iteration)
+    if not distributed.is_primary():
+      return
     self._write_row(os.path.join(self.directory, METRICS))
     checkpoint_lib.write_variables(os.path.join(self.directory, AGENT), self.playing_variables)
     if "snapshot" in self.rows[-1]:
@@ -627,4 +694,5 @@ class Run:
       if hasattr(self, "_writer"):
         self._writer.close()
     finally:
-      self._lock.release()
+      if self._lock is not None:
+        self._lock.release()
