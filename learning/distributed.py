@@ -10,7 +10,7 @@ spans all of them, so the loop's one-axis mesh (`trainer.make_mesh`) splits
 games and batches over every process's devices and the compiler's
 collectives (gloo on CPU, NCCL on GPU, ICI on TPU) join them. What is not
 an array program is decided once, by process 0, and agreed on through the
-runtime's collectives: the run folder's lock, the timings in a metrics row
+coordination service's key-value store: the run folder's lock, the timings in a metrics row
 (each process measures its own), the evaluation figures. Only process 0
 writes metrics.csv, plots, snapshots, agent.msgpack and config.json; the
 checkpoints are written by all, as orbax's multi-process saving does (each
@@ -84,10 +84,26 @@ def is_primary() -> bool:
   return jax.process_index() == 0
 
 
+# How long the others wait for process 0's word or at a barrier: process 0
+# may be evaluating or writing a checkpoint meanwhile; a dead process ends
+# the job sooner, through the heartbeats.
+WAIT_S = 6 * 3600
+_agreements = [0]
+
+
+def _client():
+  """The coordination service's client of this process (jax's own): its
+  key-value store and barriers wait without a device collective, whose
+  transport (gloo) gives up after seconds."""
+  from jax._src import distributed as jax_distributed  # pylint: disable=g-import-not-at-top
+  return jax_distributed.global_state.client
+
+
 def agree(value: Any) -> Any:
   """Process 0's `value` on every process (itself in a one-process job).
 
-  Every process must call it at the same point of the program.
+  Every process must call it at the same point of the program; the others
+  wait (up to `WAIT_S`) for process 0 to get there.
 
   Args:
     value: JSON-serialisable (the others' values are ignored).
@@ -97,13 +113,14 @@ def agree(value: Any) -> Any:
   """
   if not is_multiprocess():
     return value
-  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
-  data = np.frombuffer(json.dumps(value).encode(), np.uint8) if is_primary() else None
-  size = int(multihost_utils.broadcast_one_to_all(
-      np.int32(0 if data is None else data.size)))
-  buffer = np.zeros(size, np.uint8) if data is None else data
-  received = np.asarray(multihost_utils.broadcast_one_to_all(buffer), np.uint8)
-  return json.loads(received.tobytes().decode())
+  _agreements[0] += 1
+  key = f"mcgs_jax/agree/{_agreements[0]}"
+  if is_primary():
+    text = json.dumps(value)
+    _client().key_value_set(key, text)
+  else:
+    text = _client().blocking_key_value_get(key, WAIT_S * 1000)
+  return json.loads(text)
 
 
 def place(tree: Any, shardings: Any) -> Any:
@@ -144,14 +161,15 @@ def host_value(array: Any) -> np.ndarray:
 
 
 def barrier(name: str) -> None:
-  """Waits until every process of the job has reached `barrier(name)`.
+  """Waits (up to `WAIT_S`) until every process of the job has reached
+  `barrier(name)`.
 
   Args:
     name: the same string on every process, for this point of the program.
   """
   if is_multiprocess():
-    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
-    multihost_utils.sync_global_devices(name)
+    _agreements[0] += 1
+    _client().wait_at_barrier(f"mcgs_jax/{name}/{_agreements[0]}", WAIT_S * 1000)
 
 
 # The runtime's own log lines (absl/glog: "E1202 02:18:18.868 ... file.cc:12]"),
