@@ -169,18 +169,25 @@ def test_killed_peer_ends_the_job_with_one_line_and_relaunches_resume(one_proces
                        os.path.join(single, "agent.msgpack"))
 
 
+def _slurm(rank, job_id):
+  """What srun gives task `rank` of a 2-task step on this host."""
+  return dict(_env(1), SLURM_JOB_ID=str(job_id), SLURM_STEP_NODELIST="localhost",
+              SLURM_NTASKS="2", SLURM_PROCID=str(rank), SLURM_LOCALID="0")
+
+
 def test_second_process_follows_process_0_on_a_busy_folder(tmp_path):
   """A folder another job holds refuses the whole job, process 1 included,
-  with the lock holder's line (process 0 decides for all)."""
+  with the lock holder's line (process 0 decides for all). The two
+  processes find each other as under SLURM's `srun`: `--distributed` alone,
+  the coordinator, count and index read from SLURM's variables."""
   from mcgs_jax.learning import run_lock  # pylint: disable=g-import-not-at-top
   out = str(tmp_path / "run")
   lock = run_lock.acquire(out)
   try:
-    port = _free_port()
+    job_id = 100000 + os.getpid()   # jax's SLURM port: 61440 + the job id mod 4096
     processes = [subprocess.Popen(
-        TRAIN + ["--out", out, "--iterations", "1", "--distributed", "--coordinator-address",
-                 f"localhost:{port}", "--num-processes", "2", "--process-id", str(rank)],
-        env=_env(1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        TRAIN + ["--out", out, "--iterations", "1", "--distributed"],
+        env=_slurm(rank, job_id), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for rank in range(2)]
     results = [p.communicate(timeout=300) for p in processes]
   finally:
@@ -188,3 +195,36 @@ def test_second_process_follows_process_0_on_a_busy_folder(tmp_path):
   for process, (_, err) in zip(processes, results):
     assert process.returncode == 2, err[-2000:]   # as one process is refused
     assert f"{out} is in use by pid {os.getpid()}" in err, err[-2000:]
+
+
+def _documented_train_commands():
+  """Every `mcgs-jax train` command of docs/guide/distributed.md, its
+  continuation lines joined (shell backslashes, the YAML's folded args)."""
+  lines = open(os.path.join(ROOT, "docs", "guide", "distributed.md")).read().splitlines()
+  commands, in_code = [], False
+  for i, line in enumerate(lines):
+    in_code ^= line.startswith("```")
+    # Outside code blocks, and the synopsis with its [optional] flags: prose.
+    if not in_code or "mcgs-jax train" not in line:
+      continue
+    text, j = line[line.index("mcgs-jax train"):], i
+    while text.endswith("\\") or (j + 1 < len(lines) and lines[j + 1].strip().startswith("--")):
+      j += 1
+      text = text.rstrip("\\") + " " + lines[j].strip()
+    if "[" not in text:
+      commands.append(text.split("&")[0].rstrip("'").strip())
+  return commands
+
+
+def test_the_documented_launch_commands_parse():
+  """A dry run of the launch guide: each command's arguments are what the
+  command line accepts (the variables a cluster sets replaced by 0)."""
+  import shlex  # pylint: disable=g-import-not-at-top
+  from mcgs_jax.experiments import train  # pylint: disable=g-import-not-at-top
+  commands = _documented_train_commands()
+  assert len(commands) == 5, commands   # one machine, a GPU node, SLURM, TPU, Kubernetes
+  for command in commands:
+    words = shlex.split(command.replace("$JOB_COMPLETION_INDEX", "0").replace("$i", "0"))
+    assert words[:2] == ["mcgs-jax", "train"], command
+    args = train.parse_args(words[2:])
+    assert args.distributed, command
