@@ -1,6 +1,6 @@
 """Move accuracy on Pons' Connect-4 sets: positions with exact scores, batched searches
 scored by whether their move keeps the result (`mcgs_jax.experiments.connect4_accuracy`,
-`mcgs_jax.experiments.mcgs_vs_mcts`).
+`mcgs_jax.benchmarks.mcgs_vs_mcts`).
 """
 
 import functools

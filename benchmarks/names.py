@@ -59,3 +59,19 @@ ENHANCEMENTS.update({
 # the value's scale only; with a network, pass it as `network_eval`.
 EVAL_ENHANCEMENTS = ("mix",)
 ACCURACY_DEFAULT_SEARCHES = ("mcgs", "tree", "openspiel")
+
+# The MCGS-vs-MCTS study (`mcgs_jax.benchmarks.mcgs_vs_mcts`): its networks,
+# --network name -> the folder of its agent (`weak`: a snapshot of RUN) ...
+RUN = "docs/learning/runs/connect4_v1"
+NETWORKS = {"shipped": "networks/pretrained/connect4", "v3": "docs/learning/runs/connect4_v3",
+            "v2": "docs/learning/runs/connect4", "v1": RUN, "weak": RUN}
+# ... and the paper's switches at its settings (docs/search_options.md, "The
+# paper's build"), each against plain mcgs.
+ABLATIONS = {
+    "solver": dict(solver=True),
+    "epsgreedy": dict(eps_greedy=0.05),
+    "qvalue": dict(q_value_weight=2.0),
+    "constraint": dict(eps_constraint=0.01),
+    "temperature": dict(node_temperature=1.7),
+}
+ABLATIONS["all"] = {k: v for switches in ABLATIONS.values() for k, v in switches.items()}

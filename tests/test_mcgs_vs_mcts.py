@@ -1,6 +1,8 @@
-"""mcgs_jax.experiments.mcgs_vs_mcts: the core functions end to end on tiny budgets."""
+"""mcgs_jax.benchmarks.mcgs_vs_mcts and its command line: the core functions end to end on tiny budgets."""
 
 import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -11,7 +13,7 @@ import mcgs_jax
 from mcgs_jax.envs import evaluators
 from mcgs_jax.envs import exhaustive
 from mcgs_jax.envs import pons
-from mcgs_jax.experiments import mcgs_vs_mcts as mvm
+from mcgs_jax.benchmarks import mcgs_vs_mcts as mvm
 from mcgs_jax.learning import agents
 from mcgs_jax.learning import loop
 
@@ -81,8 +83,13 @@ def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_p
 
 
 def test_game_nim_is_only_for_the_time_part(tmp_path):
-  with pytest.raises(ValueError, match="--game nim is for --part time"):
-    mvm.main(["--part", "evals", "--game", "nim", "--out", str(tmp_path / "out")])
+  """The command line, run as a process, refuses the pairing in one line."""
+  done = subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.mcgs_vs_mcts", "--part",
+                         "evals", "--game", "nim", "--out", str(tmp_path / "out")],
+                        capture_output=True, text=True, timeout=120)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.startswith("error: --game nim is for --part time"), done.stderr
+  assert "Traceback" not in done.stderr
   assert not (tmp_path / "out").exists()   # refused before anything is written
 
 
