@@ -10,6 +10,10 @@ search (`mcgs`) and with tree search (`tree`), several seeds each.
 another, each to its CPU budget (`cpu_s`: CPU seconds of self-play and
 updates), in `--runs` (not in git). Rerunning it resumes the unfinished runs
 and skips the finished ones, so a session that ends mid-run loses nothing.
+Each run's `RUNS/NAME.commits` lists the commits its code came from, in
+order (one more line each time it resumes on other code; "+dirty": with
+uncommitted changes), and `report` puts them in runs.csv's `commit` column.
+Reruns meant to compare commits are best started from a fixed git worktree.
 Everything but `search` and `seed` is the game's recipe (`RECIPES`):
   connect4  `make train-connect4`'s settings (learning/config.py) with an
             evaluation every 300 CPU seconds (100 positions per Pons set,
@@ -79,13 +83,37 @@ def queue(games, searches, seeds) -> list[tuple[str, str, int]]:
   return [(game, search, seed) for game in games for seed in seeds for search in searches]
 
 
+def code_version() -> str:
+  """The commit the code runs from ("+dirty" with uncommitted changes to
+  tracked files), or the package version outside a git checkout."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True)
+  head = git("rev-parse", "--short=12", "HEAD")
+  if head.returncode:
+    return f"v{mcgs_jax.__version__}"
+  dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+  return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def record_commit(runs: str, name: str, version: str) -> None:
+  """Adds `version` to RUNS/NAME.commits unless it is the last one there: a
+  run resumed on other code lists each commit it trained on, in order."""
+  path = os.path.join(runs, f"{name}.commits")
+  seen = open(path).read().split() if os.path.exists(path) else []
+  if seen[-1:] != [version]:
+    with open(path, "a") as f:
+      f.write(version + "\n")
+
+
 def train(args) -> int:
   """Trains every run of the queue to its budget, one at a time."""
   os.makedirs(args.runs, exist_ok=True)
+  version = code_version()
   for game, search, seed in queue(args.games, args.searches, args.seeds):
     env_id, fields, budget = RECIPES[game]
     budget = args.cpu_budget or budget
     name = run_name(game, search, seed)
+    record_commit(args.runs, name, version)
     config_path = os.path.join(args.runs, f"{name}.json")
     with open(config_path, "w") as f:
       json.dump(dict(fields, search=search, seed=seed), f, indent=1)
@@ -103,7 +131,7 @@ def train(args) -> int:
 RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eval_iteration",
               "eval_cpu_s", "search_error_mean", "policy_error_mean", "value_sign_error_mean",
               "nn_evals_per_position", "transposition_hits_per_position", "target",
-              "cpu_s_to_target", "positions_to_target")
+              "cpu_s_to_target", "positions_to_target", "commit")
 # The search error each game's runs all reach within their budget: CPU
 # seconds and positions to the first evaluation at or below it.
 TARGETS = {"connect4": 0.07, "nim": 0.05}
@@ -132,8 +160,9 @@ def evaluated(game: str, rows: list[dict]) -> list[dict]:
   return [r for r in rows if r.get("search_keeps_value") not in ("", None)]
 
 
-def run_row(game: str, search: str, seed: int, rows: list[dict]) -> dict:
-  """One run's row of `RUN_FIELDS` from its metrics rows."""
+def run_row(game: str, search: str, seed: int, rows: list[dict], commit: str = "") -> dict:
+  """One run's row of `RUN_FIELDS` from its metrics rows and the commits it
+  trained on (`record_commit`, space-separated)."""
   last, final = rows[-1], evaluated(game, rows)[-1]
   positions = _number(last["positions_total"])
   reached = [r for r in evaluated(game, rows)
@@ -147,7 +176,13 @@ def run_row(game: str, search: str, seed: int, rows: list[dict]) -> dict:
                   sum(_number(r["transposition_hits"]) for r in rows) / positions, 3),
               target=TARGETS[game],
               cpu_s_to_target=round(_number(reached[0]["cpu_s"]), 1) if reached else math.nan,
-              positions_to_target=int(reached[0]["positions_total"]) if reached else math.nan)
+              positions_to_target=int(reached[0]["positions_total"]) if reached else math.nan,
+              commit=commit)
+
+
+def _commits(runs: str, name: str) -> str:
+  path = os.path.join(runs, f"{name}.commits")
+  return " ".join(open(path).read().split()) if os.path.exists(path) else ""
 
 
 def at_cpu(game: str, rows: list[dict], cpu_s: float) -> float:
@@ -168,7 +203,8 @@ def report(args) -> int:
   if not runs:
     raise FileNotFoundError(f"no run under {args.runs}")
   os.makedirs(args.out, exist_ok=True)
-  rows = [run_row(game, search, seed, metrics) for game, search, seed, metrics in runs]
+  rows = [run_row(game, search, seed, metrics, _commits(args.runs, run_name(game, search, seed)))
+          for game, search, seed, metrics in runs]
   measure.write_csv(os.path.join(args.out, "runs.csv"), rows, RUN_FIELDS)
   summary = []
   for game in args.games:

@@ -46,6 +46,10 @@ def test_report_rows_and_intervals(tmp_path):
   for seed, error in enumerate((0.04, 0.05, 0.06)):
     _write_run(runs / f"connect4_mcgs_s{seed}", _connect4_rows(error, hits=10))
   _write_run(runs / "connect4_tree_s0", _connect4_rows(0.08, hits=0))
+  # Run s1 resumed on other code; the tree run predates the record.
+  for version in ("abc123", "abc123", "def456+dirty"):
+    graph_vs_tree.record_commit(str(runs), "connect4_mcgs_s1", version)
+  graph_vs_tree.record_commit(str(runs), "connect4_mcgs_s0", "abc123")
   out = tmp_path / "out"
   out.mkdir()
   # `final`'s files, as it leaves them: two mcgs agents, one tree agent.
@@ -67,6 +71,7 @@ def test_report_rows_and_intervals(tmp_path):
   rows = list(csv.DictReader(open(out / "runs.csv")))
   assert [(r["search"], r["seed"]) for r in rows] == [("mcgs", "0"), ("mcgs", "1"), ("mcgs", "2"),
                                                        ("tree", "0")]
+  assert [r["commit"] for r in rows] == ["abc123", "abc123 def456+dirty", "", ""]
   first = rows[0]
   assert (first["iterations"], first["positions"], first["eval_iteration"]) == ("3", "300", "3")
   assert float(first["search_error_mean"]) == 0.04
