@@ -75,3 +75,17 @@ ABLATIONS = {
     "temperature": dict(node_temperature=1.7),
 }
 ABLATIONS["all"] = {k: v for switches in ABLATIONS.values() for k, v in switches.items()}
+
+# The Dual MCTS experiment (`mcgs_jax.benchmarks.dual_mcts`): its games,
+# algorithms and backups.
+GAMES = ("hsr:4,4,16", "nim:3,20", "connect4")
+ALGOS = ("alphazero", "mpv", "dual")
+# `--recipe` also runs two ablations of AlphaZero, each over the one before:
+# self-play that starts every move afresh, as the two searches' does (the
+# recipe otherwise keeps the played child's subgraph, `reuse_graph`), and
+# then with T_L's 35 simulations instead of 85 (its policy targets come from
+# 35 visits, as the two-search runs' large network's do); both evaluate with
+# 85 as AlphaZero does.
+RECIPE_ABLATIONS = ("alphazero_noreuse", "alphazero_35")
+RECIPE_ALGOS = ALGOS + RECIPE_ABLATIONS
+BACKUPS = ("tree", "mcgs")

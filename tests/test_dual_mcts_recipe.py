@@ -1,20 +1,30 @@
 """The Dual MCTS table's Connect-4 runs with the real learner
-(`mcgs_jax.experiments.dual_mcts --recipe`): their configs and their rows."""
+(`mcgs_jax.benchmarks.dual_mcts`, `mcgs-jax dual-mcts --recipe`): their
+configs and their rows; the command line's own checks run it as a process."""
 
 import csv
 import json
 import shutil
+import subprocess
+import sys
 
 import jax
 import numpy as np
 import pytest
 
-from mcgs_jax.experiments import dual_mcts
+from mcgs_jax.benchmarks import dual_mcts
 from mcgs_jax.learning import checkpoint
 from mcgs_jax.learning import config as config_lib
 from mcgs_jax.learning import evaluation
 from mcgs_jax.learning import ground_truth
 from mcgs_jax.learning import loop
+
+
+def _command(*args):
+  """`mcgs-jax dual-mcts ARGS` as a process: (exit code, stdout, stderr)."""
+  done = subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.dual_mcts", *args],
+                        capture_output=True, text=True, timeout=300)
+  return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.parametrize("algo", dual_mcts.ALGOS)
@@ -71,14 +81,10 @@ def test_the_35_simulation_ablation_differs_from_noreuse_in_self_play_simulation
   assert not config.selfplay_config().reuse_graph
 
 
-def test_the_ablation_runs_only_with_recipe(capsys):
-  with pytest.raises(SystemExit):
-    dual_mcts.main(["--game", "nim:3,20", "--algo", "alphazero_noreuse"])
-  with pytest.raises(SystemExit):
-    dual_mcts.main(["--game", "nim:3,20", "--algo", "alphazero_35"])
-  err = capsys.readouterr().err
-  assert "--algo alphazero_noreuse runs only with --recipe" in err
-  assert "--algo alphazero_35 runs only with --recipe" in err
+def test_the_ablation_runs_only_with_recipe():
+  for algo in ("alphazero_noreuse", "alphazero_35"):
+    code, _, err = _command("--game", "nim:3,20", "--algo", algo)
+    assert code == 2 and f"--algo {algo} runs only with --recipe" in err, err
 
 
 def _write_run(directory, search=(0.08, 0.04, 0.03), last_cpu_s=700.0):
@@ -116,14 +122,15 @@ def test_recipe_rows_time_to_target(tmp_path):
       "not converged")
 
 
-def test_recipe_rank_visits_the_runs_of_the_seeds_asked(tmp_path, capsys):
+def test_recipe_rank_visits_the_runs_of_the_seeds_asked(tmp_path):
   recipe = tmp_path / "connect4_recipe"
   _write_run(recipe / "dual_mcgs_s1")
   _write_run(recipe / "mpv_tree_s0")
   (recipe / "alphazero_tree_s1").mkdir()    # no metrics yet: nothing to rank
-  dual_mcts.main(["--recipe-rank", "--seed", "1", "--out", str(tmp_path)])
+  code, out, err = _command("--recipe-rank", "--seed", "1", "--out", str(tmp_path))
   # Neither has snapshots, so each ranks to None.
-  assert capsys.readouterr().out.splitlines() == [f"{recipe / 'dual_mcgs_s1'}: null"]
+  assert code == 0, err
+  assert out.splitlines() == [f"{recipe / 'dual_mcgs_s1'}: null"]
 
 
 def test_recipe_runs_finds_every_seed_and_no_neighbouring_cell(tmp_path):
@@ -195,8 +202,7 @@ def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
     writer.writeheader()
     writer.writerows([stale, lost])
 
-  assert dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
-                         "--table-csv", str(table), "--cpu-budget", "700"]) is None
+  dual_mcts.recipe_table(str(out), str(keep), str(table), target=0.05, cpu_budget=700.0)
   kept = keep / "connect4_recipe" / "dual_mcgs_s1"
   assert sorted(p.name for p in kept.iterdir()) == ["config.json", "metrics.csv"]
   with open(table, newline="") as f:
@@ -207,8 +213,7 @@ def test_recipe_table_keeps_runs_and_rows_of_lost_runs(tmp_path):
   assert (keep / "connect4_curves.png").stat().st_size > 0
   # The run folder gone too: its row now comes from the kept copy.
   shutil.rmtree(out)
-  dual_mcts.main(["--recipe-table", "--out", str(out), "--keep", str(keep),
-                  "--table-csv", str(table)])
+  dual_mcts.recipe_table(str(out), str(keep), str(table), target=0.05, cpu_budget=3600.0)
   with open(table, newline="") as f:
     assert list(csv.DictReader(f)) == rows
 
@@ -243,7 +248,7 @@ def test_recipe_summary_intervals_over_finished_runs(tmp_path):
   assert cells[8] == "15.32, 12, 183.84"
 
 
-def test_recipe_run_summary_one_row_per_finished_run(tmp_path, capsys):
+def test_recipe_run_summary_one_row_per_finished_run(tmp_path):
   table = tmp_path / "runs.csv"
   rows = []
   for algo, backup, seed, error, steps in [("dual", "tree", 1, "0.135", "0"),
@@ -267,10 +272,10 @@ def test_recipe_run_summary_one_row_per_finished_run(tmp_path, capsys):
     for evaluator, error in [("own", "0.135"), ("large_85", "0.1133"), ("small_50", "0.15")]:
       writer.writerow(dict.fromkeys(dual_mcts.DIAGNOSIS_FIELDS, "") | dict(
           algo="dual", backup="tree", seed=1, evaluator=evaluator, search_error_mean=error))
-  dual_mcts.main(["--recipe-summary", "--per-run", "--table-csv", str(table),
-                  "--diagnosis-csv", str(diagnosis)])
+  code, out, err = _command("--recipe-summary", "--per-run", "--table-csv", str(table),
+                            "--diagnosis-csv", str(diagnosis))
   lines = dual_mcts.recipe_run_summary(str(table), str(diagnosis), 3600.0).splitlines()
-  assert capsys.readouterr().out.splitlines() == lines
+  assert code == 0 and out.splitlines() == lines, err
   cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
   # Tree before graph, AlphaZero before Dual MCTS, seeds ascending.
   assert [c[:3] for c in cells] == [["tree", "alphazero", "0"], ["tree", "dual", "0"],
