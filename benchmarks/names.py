@@ -89,3 +89,14 @@ ALGOS = ("alphazero", "mpv", "dual")
 RECIPE_ABLATIONS = ("alphazero_noreuse", "alphazero_35")
 RECIPE_ALGOS = ALGOS + RECIPE_ABLATIONS
 BACKUPS = ("tree", "mcgs")
+
+# Graph against tree in self-play (`mcgs_jax.benchmarks.graph_vs_tree`): the
+# searches, seeds and the recipe of each game.
+GRAPH_VS_TREE_SEARCHES = ("mcgs", "tree")
+GRAPH_VS_TREE_SEEDS = (0, 1, 2)
+# The recipe of each game: (env id, --config fields over the env's defaults,
+# CPU seconds per run).
+GRAPH_VS_TREE_GAMES = {
+    "connect4": ("connect4", dict(eval_every_s=300.0), 1800.0),
+    "nim": ("nim", dict(network_kwargs={"hidden_sizes": [32, 32]}, eval_every=5), 300.0),
+}

@@ -1,15 +1,17 @@
-"""The graph-vs-tree report (`mcgs_jax.experiments.graph_vs_tree report`) on
+"""The graph-vs-tree report (`mcgs_jax.benchmarks.graph_vs_tree.report`) on
 hand-written metrics: one row per run, intervals over seeds, the curves."""
 
 import csv
 import math
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from mcgs_jax import networks
 
-from mcgs_jax.experiments import graph_vs_tree
+from mcgs_jax.benchmarks import graph_vs_tree
 from mcgs_jax.learning import cli
 from mcgs_jax.learning import ground_truth
 
@@ -66,8 +68,8 @@ def test_report_rows_and_intervals(tmp_path):
       + "".join(f"connect4_tree_s0,connect4_mcgs_s1,{g},{x}\n"
                 for g, x in enumerate((1, 1, 0.5, 0.5)))
       + "connect4_mcgs_s0,connect4_mcgs_s1,0,1\n")
-  assert graph_vs_tree.main(["report", "--games", "connect4", "--runs", str(runs),
-                             "--out", str(out)]) == 0
+  assert graph_vs_tree.report(str(runs), str(out), ["connect4"], ["mcgs", "tree"],
+                              [0, 1, 2]) == 0
   rows = list(csv.DictReader(open(out / "runs.csv")))
   assert [(r["search"], r["seed"]) for r in rows] == [("mcgs", "0"), ("mcgs", "1"), ("mcgs", "2"),
                                                        ("tree", "0")]
@@ -99,11 +101,14 @@ def test_report_rows_and_intervals(tmp_path):
   assert (out / "curves.png").stat().st_size > 10000
 
 
-def test_report_without_runs_is_one_line(tmp_path, capsys):
-  argv = ["report", "--runs", str(tmp_path), "--out", str(tmp_path / "out")]
-  assert cli.main(graph_vs_tree.main, argv) == cli.USAGE
-  err = capsys.readouterr().err
-  assert err.splitlines() == [f"error: no run under {tmp_path} (--debug shows the traceback)"]
+def test_report_without_runs_is_one_line(tmp_path):
+  """The command line, run as a process."""
+  done = subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.graph_vs_tree", "report",
+                         "--runs", str(tmp_path), "--out", str(tmp_path / "out")],
+                        capture_output=True, text=True, timeout=300)
+  assert done.returncode == cli.USAGE, done.stderr
+  assert done.stderr.splitlines() == [
+      f"error: no run under {tmp_path} (--debug shows the traceback)"]
 
 
 @pytest.mark.slow
@@ -113,15 +118,15 @@ def test_final_scores_and_plays_the_agents_once(tmp_path):
   runs = tmp_path / "runs"
   for name in ("connect4_mcgs_s0", "connect4_tree_s0"):
     shutil.copytree(networks.PRETRAINED_CONNECT4, runs / name)
-  argv = ["final", "--runs", str(runs), "--out", str(tmp_path / "out"), "--seeds", "0",
-          "--positions", "2", "--arena-games", "4", "--simulations", "8"]
-  assert graph_vs_tree.main(argv) == 0
+  final_agents = lambda: graph_vs_tree.final(str(runs), str(tmp_path / "out"), ["mcgs", "tree"],
+                                             [0], positions=2, arena_games=4, simulations=8)
+  assert final_agents() == 0
   final = list(csv.DictReader(open(tmp_path / "out" / "final.csv")))
   assert [(r["search"], r["positions"]) for r in final] == [("mcgs", "2"), ("tree", "2")]
   assert final[0]["search_mean"] == final[1]["search_mean"]   # the same network
   games = list(csv.DictReader(open(tmp_path / "out" / "arena_games.csv")))
   assert len(games) == 4 and {(g["a"], g["b"]) for g in games} == {
       ("connect4_mcgs_s0", "connect4_tree_s0")}
-  assert graph_vs_tree.main(argv) == 0
+  assert final_agents() == 0
   assert len(list(csv.DictReader(open(tmp_path / "out" / "arena_games.csv")))) == 4
   assert len(list(csv.DictReader(open(tmp_path / "out" / "final.csv")))) == 2
