@@ -100,3 +100,8 @@ GRAPH_VS_TREE_GAMES = {
     "connect4": ("connect4", dict(eval_every_s=300.0), 1800.0),
     "nim": ("nim", dict(network_kwargs={"hidden_sizes": [32, 32]}, eval_every=5), 300.0),
 }
+
+# The faults `mcgs_jax.benchmarks.fault_sweep` injects.
+FAULTS = ("kill", "truncate-step", "delete-step-file", "truncate-metrics", "delete-metrics",
+          "truncate-config", "delete-config", "truncate-agent", "delete-agent", "disk-full",
+          "second-process")

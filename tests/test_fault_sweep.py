@@ -1,11 +1,11 @@
-"""The fault sweep (`mcgs_jax.experiments.fault_sweep`): its table, and its quick mode
+"""The fault sweep (`mcgs_jax.benchmarks.fault_sweep`): its table, and its quick mode
 (one trial of every fault, real processes; `make test-slow`)."""
 
 import json
 
 import pytest
 
-from mcgs_jax.experiments import fault_sweep
+from mcgs_jax.benchmarks import fault_sweep
 
 
 def test_messages_leave_out_xla_logs_and_the_bar():
