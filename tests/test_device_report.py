@@ -8,17 +8,19 @@ and the session's summary says what each step did. Timings are not checked."""
 import csv
 import dataclasses
 import math
+import subprocess
+import sys
 import types
 
 import pytest
 
+from mcgs_jax.benchmarks import device_session
 from mcgs_jax.benchmarks import report_plan
 from mcgs_jax.benchmarks import report_search
 from mcgs_jax.benchmarks import report_selfplay
 from mcgs_jax.benchmarks import report_training
 from mcgs_jax.benchmarks import selfplay_speed
 from mcgs_jax.experiments import device_report
-from mcgs_jax.experiments import device_session
 
 MEASURED = ("search", "selfplay", "memory", "device", "phases", "training", "xla", "kernels")
 
@@ -27,7 +29,10 @@ MEASURED = ("search", "selfplay", "memory", "device", "phases", "training", "xla
 def session(tmp_path_factory):
   out = tmp_path_factory.mktemp("session")
   runs = tmp_path_factory.mktemp("runs")
-  assert device_session.main(["--quick", "--out", str(out), "--runs", str(runs)]) == 0
+  done = subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.device_session", "--quick",
+                         "--out", str(out), "--runs", str(runs)], capture_output=True, text=True,
+                        timeout=900)
+  assert done.returncode == 0, done.stderr[-3000:]
   return dict(out=out, runs=runs)
 
 
