@@ -48,6 +48,7 @@ import signal
 import subprocess
 import time
 
+from mcgs_jax.benchmarks import measure
 from mcgs_jax.benchmarks import report_plan
 
 # The lent machine: 12 minutes of device time for the whole call, of which
@@ -258,10 +259,7 @@ def collect_run(run_dir: str, dest: str, label: str) -> list[dict]:
   recipe = os.path.join(CPU_RECIPE, "metrics.csv")
   if os.path.exists(recipe):
     rows += curve_rows(recipe, "CPU recipe (2 cores, networks/pretrained/connect4)")
-  with open(os.path.join(dest, "curve.csv"), "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(CURVE_FIELDS))
-    writer.writeheader()
-    writer.writerows(rows)
+  measure.write_csv(os.path.join(dest, "curve.csv"), rows, CURVE_FIELDS)
   if rows:
     plot_curves(rows, os.path.join(dest, "curve.png"))
   return rows

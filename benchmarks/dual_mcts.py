@@ -80,6 +80,7 @@ import jax
 import numpy as np
 
 from mcgs_jax import dual
+from mcgs_jax.benchmarks import measure
 from mcgs_jax.benchmarks.names import ALGOS, BACKUPS, GAMES, RECIPE_ALGOS
 from mcgs_jax.learning import agents
 from mcgs_jax.learning import alpharank
@@ -342,7 +343,7 @@ def _rank_recipe_run(directory, games_per_pair, seed, metrics):
                                 jax.random.PRNGKey(seed * 100_003 + t * 1009 + previous),
                                 games_per_pair, opening_plies=_OPENING_PLIES["connect4"])
       records += [(t, previous, (float(x) + 1) / 2) for x in result.scores]
-      _write_csv(games_path, [dict(a=a, b=b, score=x) for a, b, x in records],
+      measure.write_csv(games_path, [dict(a=a, b=b, score=x) for a, b, x in records],
                  ["a", "b", "score"])
   previous_cpu = [0.0] + [cpu_s.get(i, math.nan) for i in iterations]
   step_rows = [dict(step=t, iteration=iterations[t - 1], cpu_s=previous_cpu[t],
@@ -350,7 +351,7 @@ def _rank_recipe_run(directory, games_per_pair, seed, metrics):
                for t in range(1, len(snapshots) + 1)]
   rows, summary = summarize_steps(step_rows, records)
   fields = list(dict.fromkeys(k for r in rows for k in r))
-  _write_csv(os.path.join(directory, "steps.csv"), rows, fields)
+  measure.write_csv(os.path.join(directory, "steps.csv"), rows, fields)
   with open(os.path.join(directory, "summary.json"), "w") as f:
     json.dump(dict(summary, games_per_pair=games_per_pair), f, indent=1)
   return summary
@@ -462,7 +463,7 @@ def keep_recipe_runs(out: str, keep: str) -> None:
         continue
       if name == "metrics.csv":
         rows = loop.read_metrics(source)
-        _write_csv(os.path.join(target, name), thin_metrics(rows), loop.metric_fields(rows))
+        measure.write_csv(os.path.join(target, name), thin_metrics(rows), loop.metric_fields(rows))
       else:
         shutil.copyfile(source, os.path.join(target, name))
 
@@ -494,7 +495,7 @@ def recipe_table(out: str, keep: str, table_csv: str, target: float,
                if (r["algo"], r["backup"], int(r["seed"])) not in have]
   order = {(a, b): i for i, (a, b) in enumerate((a, b) for a in RECIPE_ALGOS for b in BACKUPS)}
   rows.sort(key=lambda r: (int(r["seed"]), order[r["algo"], r["backup"]]))
-  _write_csv(table_csv, rows, RECIPE_FIELDS)
+  measure.write_csv(table_csv, rows, RECIPE_FIELDS)
   plot_recipe_curves(keep, os.path.join(os.path.dirname(table_csv) or ".",
                                         "connect4_curves.png"), cpu_budget)
   return rows
@@ -760,7 +761,7 @@ def recipe_diagnosis(out: str, seeds, diagnosis_csv: str, cpu_budget: float) -> 
         or not _finished(metrics[-1]["cpu_s"], cpu_budget)):
       continue
     rows += diagnose_recipe_run(recipe_dir(out, algo, backup, seed), algo, backup, seed)
-    _write_csv(diagnosis_csv, rows, DIAGNOSIS_FIELDS)
+    measure.write_csv(diagnosis_csv, rows, DIAGNOSIS_FIELDS)
     print(f"{algo}_{backup}_s{seed}: diagnosed", flush=True)
   return rows
 
@@ -796,14 +797,6 @@ def diagnosis_summary(diagnosis_csv: str) -> str:
                    + " | ".join(cell(f"policy_{h}", "value_sign_error_mean")
                                 for h in ("large", "small")) + " |")
   return "\n".join(lines)
-
-
-def _write_csv(path, rows, fields):
-  with open(path + ".tmp", "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=fields)
-    writer.writeheader()
-    writer.writerows(rows)
-  os.replace(path + ".tmp", path)
 
 
 def cell_dir(out: str, game: str, algo: str, backup: str, seed: int) -> str:
@@ -962,7 +955,7 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, pla
       if t not in truth:
         policy = agents.PolicyAgent(eval_fn=eval_fn, params=variables_of(t), name=str(t))
         truth[t] = ground_truth.evaluate(env, policy, jax.random.PRNGKey(t))["keeps_value"]
-        _write_csv(truth_path, [dict(step=k, keeps_value=v) for k, v in sorted(truth.items())],
+        measure.write_csv(truth_path, [dict(step=k, keeps_value=v) for k, v in sorted(truth.items())],
                    ["step", "keeps_value"])
       return truth[t]
 
@@ -981,13 +974,13 @@ def run_cell(out, game, algo, backup, seed, steps, games_per_pair, channels, pla
           new = [(t, previous, (float(s) + 1) / 2) for s in result.scores]
           records += new
           done.add((t, previous))
-          _write_csv(games_path, [dict(a=a, b=b, score=s) for a, b, s in records],
+          measure.write_csv(games_path, [dict(a=a, b=b, score=s) for a, b, s in records],
                      ["a", "b", "score"])
         for step in range(t + 1):
           keeps_value(step)
         rows, summary = summarize_steps(step_rows, records, truth)
         fields = list(dict.fromkeys(k for r in rows for k in r))
-        _write_csv(os.path.join(directory, "steps.csv"), rows, fields)
+        measure.write_csv(os.path.join(directory, "steps.csv"), rows, fields)
         with open(os.path.join(directory, "summary.json"), "w") as f:
           json.dump(dict(summary, game=game, algo=algo, backup=backup, seed=seed,
                          channels=channels if game == "connect4" else None,

@@ -47,7 +47,6 @@ openings), the plots and summaries take its match of the most games.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import math
 import os
@@ -283,26 +282,6 @@ def make_agent(setting: Setting, config: mcgs_jax.SearchConfig, name: str) -> ag
 # -------------------------------------------------------------------- matches
 
 
-def append_csv(path: str, rows: list[dict], fields) -> None:
-  """Appends `rows` to the CSV at `path`, its header first where the file is
-  new.
-
-  Args:
-    path: the CSV file (its folder is created).
-    rows: dicts with the `fields`.
-    fields: the columns.
-  """
-  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-  new = not os.path.exists(path)
-  with open(path, "a", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(fields))
-    if new:
-      writer.writeheader()
-    writer.writerows(rows)
-    f.flush()
-    os.fsync(f.fileno())
-
-
 def match_elo(scores: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
   """A's Elo relative to B (at 0) and its bootstrap 95% interval, from A's
   per-game results (+1, 0, -1).
@@ -348,11 +327,11 @@ def play_match(setting: Setting, part: str, a: agents.MeasuredAgent, b: agents.M
   for side, agent in (("a", a), ("b", b)):
     row.update({f"{side}_{k}": v for k, v in agent.summary().items()})
   if out:
-    append_csv(os.path.join(out, "games.csv"),
+    measure.append_csv(os.path.join(out, "games.csv"),
                [dict(part=part, env=setting.env.id, network=setting.network, a=a.name, b=b.name,
                      game=g, score=(float(s) + 1) / 2) for g, s in enumerate(result.scores)],
                GAME_FIELDS)
-    append_csv(os.path.join(out, "matches.csv"), [row], MATCH_FIELDS)
+    measure.append_csv(os.path.join(out, "matches.csv"), [row], MATCH_FIELDS)
   return row
 
 
@@ -547,7 +526,7 @@ def equal_time(setting: Setting, modes, budgets, out: str | None = None, seed: i
   if ms is None:
     ms = time_per_move(setting, configs, seed=seed)
     if out:
-      append_csv(os.path.join(out, "timing.csv"),
+      measure.append_csv(os.path.join(out, "timing.csv"),
                  [dict(env=setting.env.id, network=setting.network,
                        openings=setting.num_openings, mode=m, budget=b,
                        ms_per_move=round(t, 3)) for (m, b), t in ms.items()], TIMING_FIELDS)

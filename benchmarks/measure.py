@@ -156,6 +156,26 @@ def write_csv(path: str, rows: list[dict], fields: Sequence[str]):
   os.replace(tmp, path)
 
 
+
+def append_csv(path: str, rows: list[dict], fields) -> None:
+  """Appends `rows` to the CSV at `path`, its header first where the file is
+  new.
+
+  Args:
+    path: the CSV file (its folder is created).
+    rows: dicts with the `fields`.
+    fields: the columns.
+  """
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  new = not os.path.exists(path)
+  with open(path, "a", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(fields))
+    if new:
+      writer.writeheader()
+    writer.writerows(rows)
+    f.flush()
+    os.fsync(f.fileno())
+
 def markdown_table(rows: list[dict], fields: Sequence[str]) -> str:
   """`rows` as a Markdown table with one column per field.
 

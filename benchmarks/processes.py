@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from mcgs_jax.benchmarks import measure as measure_lib
+
 FIELDS = ("setup", "processes", "devices", "iterations", "positions", "wall_s",
           "positions_per_s", "selfplay_s_per_iteration", "train_s_per_iteration")
 CONFIG = {"network": "mlp", "network_kwargs": {"hidden_sizes": [64]}, "games": 64,
@@ -113,11 +115,7 @@ def main(argv=None):
   print("|" + "---|" * len(FIELDS))
   for row in rows:
     print("| " + " | ".join(str(row[k]) for k in FIELDS) + " |")
-  os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
-  with open(args.csv, "w", newline="") as f:
-    writer = csv.DictWriter(f, FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
+  measure_lib.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
   return 0
 

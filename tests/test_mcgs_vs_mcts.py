@@ -14,6 +14,7 @@ from mcgs_jax.envs import evaluators
 from mcgs_jax.envs import exhaustive
 from mcgs_jax.envs import pons
 from mcgs_jax.benchmarks import mcgs_vs_mcts as mvm
+from mcgs_jax.benchmarks import measure
 from mcgs_jax.learning import agents
 from mcgs_jax.learning import loop
 
@@ -76,9 +77,9 @@ def test_measured_times_are_reused_only_for_the_same_openings(nim_setting, tmp_p
           for n, m, ms in ((count, "mcgs", 1.0), (count + 1, "tree", 2.0), (count, "tree", 3.0),
                            (count, "mcgs", 1.5))]
   assert mvm.measured_times(out, nim_setting, configs) is None
-  mvm.append_csv(os.path.join(out, "timing.csv"), rows[:2], mvm.TIMING_FIELDS)
+  measure.append_csv(os.path.join(out, "timing.csv"), rows[:2], mvm.TIMING_FIELDS)
   assert mvm.measured_times(out, nim_setting, configs) is None   # tree only on other openings
-  mvm.append_csv(os.path.join(out, "timing.csv"), rows[2:], mvm.TIMING_FIELDS)
+  measure.append_csv(os.path.join(out, "timing.csv"), rows[2:], mvm.TIMING_FIELDS)
   assert mvm.measured_times(out, nim_setting, configs) == {("mcgs", 4): 1.5, ("tree", 4): 3.0}
 
 
