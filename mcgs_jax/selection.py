@@ -205,7 +205,7 @@ def _write_slot(column, slot, value, running):
 
 
 def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buffer, config,
-                  alternating):
+                  alternating, q_from_row=True):
   """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
   `kind` is no longer RUNNING (its path stays, the rest is kept), so a batch
   of descents can step together until the last one stops: a running
@@ -257,8 +257,12 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   child = _at(action, rows.child)
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
+  # The test's Q: from the row the scores read, or (`q_from_row` False) as
+  # one element fused with the child's reads, which spares a batch the
+  # row's own gather kernel (the row would have two users).
   diverged = use_corrections & graph_lib.transposition_diverged(
-      graph, node, action, child, config, alternating, _at(action, rows.q))
+      graph, node, action, child, config, alternating,
+      _at(action, rows.q) if q_from_row else None)
   proven = (is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN)
             & (solver_rules is not None))
   diverged &= ~proven & ~following
@@ -334,8 +338,11 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
   root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
   # The loop also carries the buffer each step writes its node's edge rows
   # to (`graph_lib.edge_rows`).
+  # One game alone keeps the row's Q: there the one-element read made XLA's
+  # CPU runtime run the step's kernels concurrently, at a cost (docs/benchmarks.md).
   step = jax.vmap(functools.partial(_descent_step, config=config,
-                                    alternating=model.alternating_zero_sum),
+                                    alternating=model.alternating_zero_sum,
+                                    q_from_row=graph.batch_size == 1),
                   in_axes=(0, 0, 0, 0, None, 0, 0))
   start = (_descent_start(config, graph.capacity, tracks_cycles(config, model)),
            graph_lib.edge_rows_buffer(graph.num_actions, virtual_visits is not None))
