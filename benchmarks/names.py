@@ -105,3 +105,11 @@ GRAPH_VS_TREE_GAMES = {
 FAULTS = ("kill", "truncate-step", "delete-step-file", "truncate-metrics", "delete-metrics",
           "truncate-config", "delete-config", "truncate-agent", "delete-agent", "disk-full",
           "second-process")
+
+# mcgs_jax.benchmarks.loop_copies (`mcgs-jax loop-copies`): name ->
+# SearchConfig switches, every backup mode, then the solver's loops.
+LOOP_COPY_VARIANTS = {mode: dict(backup=mode) for mode in modes.names()}
+LOOP_COPY_VARIANTS.update({
+    "solver": dict(backup="mcgs", solver=True),
+    "bounds": dict(backup="mcgs", solver=True, solver_bounds=True),
+})

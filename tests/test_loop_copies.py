@@ -1,5 +1,5 @@
 """The compiled search loop updates the graph in place: no copies of the
-[B, N, ...] node and edge arrays per simulation (experiments/loop_copies).
+[B, N, ...] node and edge arrays per simulation (benchmarks/loop_copies).
 
 A read of an array's old version that XLA may schedule after its in-place
 write (a fused consumer of the stop value, of a link's value, of the root's
@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import pytest
 
 import mcgs_jax
-from mcgs_jax.experiments import loop_copies
+from mcgs_jax.benchmarks import loop_copies
+from mcgs_jax.benchmarks import names
 from tests import variants
 
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu",
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu",
 @pytest.mark.parametrize("name", variants.slow_unless(["mcgs", "tree", "solver", "katago"],
                                                      fast=["mcgs", "solver"]))
 def test_no_graph_copies_in_the_simulation_loop(name):
-  config = mcgs_jax.SearchConfig(num_simulations=8, **loop_copies.VARIANTS[name])
+  config = mcgs_jax.SearchConfig(num_simulations=8, **names.LOOP_COPY_VARIANTS[name])
   counts = loop_copies.count_loop_copies(config, batch=3)
   assert not counts, f"{name}: graph-shaped copies in the loop body: {dict(counts)}"
 
