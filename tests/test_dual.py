@@ -195,7 +195,8 @@ def test_window_for_grows_with_the_state_space():
 
 @pytest.mark.slow
 def test_train_and_arena_with_dual_search(tmp_path):
-  from mcgs_jax.experiments import train
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
   from mcgs_jax.learning import checkpoint
   from mcgs_jax.learning import agents, arena
   from mcgs_jax.learning import config as config_lib
@@ -206,8 +207,10 @@ def test_train_and_arena_with_dual_search(tmp_path):
   path = tmp_path / "config.json"
   path.write_text(json.dumps(config))
   out = str(tmp_path / "run")
-  train.main(["--env", "nim:3,10", "--out", out, "--search", "dual", "--config", str(path),
-              "--iterations", "2"])
+  # The training command line, as a user runs it.
+  subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "nim:3,10",
+                  "--out", out, "--search", "dual", "--config", str(path), "--iterations", "2"],
+                 check=True, timeout=900)
   env, eval_fn, params = checkpoint.load_agent(out)
   assert isinstance(eval_fn, dual.DualEval)
   run_config = config_lib.TrainConfig.from_json(

@@ -82,7 +82,8 @@ def test_mpv_search_spends_both_budgets(backup):
 
 @pytest.mark.slow
 def test_train_and_arena_with_mpv_search(tmp_path):
-  from mcgs_jax.experiments import train
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
   from mcgs_jax.learning import checkpoint
   from mcgs_jax.learning import agents, arena
   config = dict(network="pair", network_kwargs={"kind": "resmlp", "small_blocks": 1,
@@ -92,8 +93,10 @@ def test_train_and_arena_with_mpv_search(tmp_path):
   path = tmp_path / "config.json"
   path.write_text(json.dumps(config))
   out = str(tmp_path / "run")
-  train.main(["--env", "nim:3,10", "--out", out, "--search", "mpv", "--config", str(path),
-              "--iterations", "2"])
+  # The training command line, as a user runs it.
+  subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.train", "--env", "nim:3,10",
+                  "--out", out, "--search", "mpv", "--config", str(path), "--iterations", "2"],
+                 check=True, timeout=900)
   env, eval_fn, params = checkpoint.load_agent(out)
   from mcgs_jax.learning import config as config_lib
   import os
