@@ -113,3 +113,8 @@ LOOP_COPY_VARIANTS.update({
     "solver": dict(backup="mcgs", solver=True),
     "bounds": dict(backup="mcgs", solver=True, solver_bounds=True),
 })
+
+# Two runs side by side (`mcgs_jax.benchmarks.race`, `mcgs-jax race`): the
+# baseline's name in the ladder and the two runs' default names.
+RACE_BASELINE = "rollout"
+RACE_NAMES = ("ours", "peer")

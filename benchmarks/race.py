@@ -36,8 +36,8 @@ from mcgs_jax.learning import config as config_lib
 from mcgs_jax.learning import evaluation
 from mcgs_jax.learning import ground_truth
 from mcgs_jax.learning import loop
-from mcgs_jax.learning.names import RACE_BASELINE as BASELINE
-from mcgs_jax.learning.names import RACE_NAMES as NAMES
+from mcgs_jax.benchmarks.names import RACE_BASELINE as BASELINE
+from mcgs_jax.benchmarks.names import RACE_NAMES as NAMES
 
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import cli
-from mcgs_jax.learning import names
 
 # The library and jax, loaded on first use: after the arguments are checked.
 study = cli.lazy("mcgs_jax.benchmarks.race")

@@ -330,15 +330,14 @@ class Checkpointer:
     # name: a field that is None in this version's template (an optional
     # target it does not use) and absent from an older checkpoint matches.
     saved = getattr(metadata, "tree", metadata)
+    # One process reads whole arrays onto its device; a multi-process job
+    # reads each leaf into the template's global sharding.
     device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
-    if distributed.is_multiprocess():
-      shardings = {_path_name(p): leaf.sharding
-                   for p, leaf in jax.tree_util.tree_flatten_with_path(template)[0]}
-      target = jax.tree_util.tree_map_with_path(lambda p, m: jax.ShapeDtypeStruct(
-          m.shape, m.dtype, sharding=shardings.get(_path_name(p), device)), saved)
-    else:
-      target = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype, sharding=device),
-                            saved)
+    shardings = ({_path_name(p): leaf.sharding
+                  for p, leaf in jax.tree_util.tree_flatten_with_path(template)[0]}
+                 if distributed.is_multiprocess() else {})
+    target = jax.tree_util.tree_map_with_path(lambda p, m: jax.ShapeDtypeStruct(
+        m.shape, m.dtype, sharding=shardings.get(_path_name(p), device)), saved)
     with _QuietStorageLogs():
       try:
         restored = self._manager.restore(step, args=ocp.args.Composite(

@@ -172,10 +172,9 @@ def barrier(name: str) -> None:
     _client().wait_at_barrier(f"mcgs_jax/{name}/{_agreements[0]}", WAIT_S * 1000)
 
 
-# The runtime's own log lines (absl/glog: "E1202 02:18:18.868 ... file.cc:12]"),
-# their stack traces and gloo's connection notes.
-_RUNTIME_LOG = re.compile(r"^([EFWI]\d{4} \d\d:\d\d:\d\d|\s+@ |\*\*\* |\[Gloo\]|RPC: |Barrier "
-                          r"result|The tasks have crashed|\d+$|Stack trace)")
+# The first line of the runtime's error log (absl/glog "E1202 02:18:18.868
+# ... file.cc:12]", or "F..." for the fatal one) or of its check failure.
+_RUNTIME_ERROR = re.compile(r"^([EF]\d{4} \d\d:\d\d:\d\d|\*\*\* )")
 _LOST_TASK = re.compile(r"Task (\d+) heartbeat timeout|stopped sending heartbeats\):\s*(\d+)")
 WORKER_VARIABLE = "MCGS_JAX_WORKER"
 
@@ -223,8 +222,8 @@ def supervise(argv: list[str], module: str, checkpoints: str) -> int:
   When a peer dies, jax's coordination client ends the survivors with a
   fatal log and a native stack trace (an abort Python cannot catch), so
   the command runs its work in a child and reads the child's stderr: its
-  lines pass through except the runtime's own, and where the child ended
-  because a process was lost, that becomes one line.
+  lines pass through, and where the child ended because a process was
+  lost, the runtime's log and the error from that point on become one line.
 
   Args:
     argv: the command's arguments.
@@ -240,12 +239,13 @@ def supervise(argv: list[str], module: str, checkpoints: str) -> int:
                            preexec_fn=_die_with_parent)
   forward = lambda signum, frame: child.send_signal(signum)
   previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-  # From the first line of the runtime's log, of a traceback or of the
-  # command's error on, the rest is held: the lines that follow continue it.
+  # From the first line of the runtime's error log, of a traceback or of
+  # the command's error on, the rest is held (the lines that follow continue
+  # it) until the child's end says what it was.
   held = []
   try:
     for line in child.stderr:
-      if held or _RUNTIME_LOG.match(line) or line.startswith(("error: ", "Traceback ")):
+      if held or _RUNTIME_ERROR.match(line) or line.startswith(("error: ", "Traceback ")):
         held.append(line)
       else:
         sys.stderr.write(line)
@@ -254,11 +254,9 @@ def supervise(argv: list[str], module: str, checkpoints: str) -> int:
   finally:
     for s, handler in previous.items():
       signal.signal(s, handler)
-  if status == 0:
-    return 0
-  line = lost_process_line("".join(held), checkpoints)
+  line = None if status == 0 else lost_process_line("".join(held), checkpoints)
   if line is not None:
     print(f"error: {line}", file=sys.stderr)
     return 1
   sys.stderr.write("".join(held))
-  return status if status > 0 else 128 - status
+  return status if status >= 0 else 128 - status

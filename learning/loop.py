@@ -462,21 +462,16 @@ class Run:
   def _place(self, state):
     if self.mesh is None:
       return state
+    shardings = self._sharding_tree(state)
     if distributed.is_multiprocess():
-      return distributed.place(state, self._sharding_tree(state))
-    placed = trainer.replicate(state, self.mesh)
-    # The games' counters stay replicated: placed as self-play returns them,
-    # so its second call finds the first call's compiled code.
-    games = placed["games"]
-    placed["games"] = games.replace(
-        env_state=trainer.shard_batch(games.env_state, self.mesh),
-        move_number=trainer.shard_batch(games.move_number, self.mesh),
-        history=trainer.shard_batch(games.history, self.mesh, axis=1))
-    return placed
+      return distributed.place(state, shardings)
+    return jax.device_put(state, shardings)
 
   def _sharding_tree(self, state):
-    """Each leaf of the state's sharding (as `_place` makes it in one
-    process): the games' batch axis split, the rest replicated."""
+    """Each leaf of the state's sharding: the games' batch axis split, the
+    rest replicated. The games' counters stay replicated: placed as
+    self-play returns them, so its second call finds the first call's
+    compiled code."""
     replicated = trainer.replicated(self.mesh)
     split = lambda axis: lambda x: (trainer.batch_sharding(self.mesh, axis) if jnp.ndim(x) > axis
                                     else replicated)
@@ -600,11 +595,11 @@ class Run:
       # Process 0 evaluates (its own devices, its files); the others wait
       # for its figures.
       figures = self.evaluate(eval_rng, iteration) if distributed.is_primary() else None
-      figures, records = distributed.agree(
-          [figures, [list(r) for r in self.arena_records]])
+      figures, records, eval_s = distributed.agree(
+          [figures, [list(r) for r in self.arena_records], time.perf_counter() - start])
       self.arena_records = [tuple(r) for r in records]
       row.update(figures)
-      row["eval_s"] = distributed.agree(time.perf_counter() - start)
+      row["eval_s"] = eval_s
     row = {k: _round(v) for k, v in row.items()}
     with interrupts_deferred():
       self.rows = self.rows + [row]

@@ -10,8 +10,3 @@ TWO_SEARCHES = ("dual", "mpv")
 # compare it at play time only).
 UNTRAINED_MODES = ("katago",)
 SEARCHES = tuple(m for m in modes.names() if m not in UNTRAINED_MODES) + TWO_SEARCHES
-
-# Two runs side by side (`mcgs-jax race`): the baseline's name in the
-# ladder and the two runs' default names.
-RACE_BASELINE = "rollout"
-RACE_NAMES = ("ours", "peer")
