@@ -96,7 +96,7 @@ def phase_functions(env, eval_fn, config):
 
   def select(params, rng, graph):
     del params
-    return selection.select_batch(graph, rng, model, config)
+    return selection.select_batch(graph, rng, model, config, rules.of(config))
 
   # The graph is the first argument of the two phases that write it, donated.
 
@@ -110,7 +110,7 @@ def phase_functions(env, eval_fn, config):
   def evaluate(params, rng, trans):
     return expansion.evaluate(params, rng, eval_fn, trans.embedding, trans.legal, config)
 
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.of(config))
 
   def step(graph, params, rng):
     return mcgs_jax.simulate(params, rng, graph, env, eval_fn, config)[0]

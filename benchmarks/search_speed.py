@@ -20,6 +20,7 @@ import mcgs_jax
 from mcgs_jax.benchmarks import measure
 from mcgs_jax.benchmarks import phases
 from mcgs_jax import model as model_lib
+from mcgs_jax import rules
 from mcgs_jax import selection
 from mcgs_jax.graph import NO_SIMULATION
 from mcgs_jax.networks import MLP, MLPEval
@@ -110,7 +111,9 @@ def time_descent(env: Any, config: mcgs_jax.SearchConfig, graph: Any,
     descents).
   """
   model = model_lib.as_model(env)
-  select = jax.jit(lambda graph, rng: selection.select_batch(graph, rng, model, config).length)
+  plugins = rules.of(config)
+  select = jax.jit(lambda graph, rng: selection.select_batch(graph, rng, model, config,
+                                                             plugins).length)
   rng = jax.random.key(0)
   _, lengths, _, cpus = measure.time_calls(lambda: select(graph, rng), repeats, 10.0, with_cpu=True)
   return statistics.median(cpus) * 1e3, float(np.max(lengths))

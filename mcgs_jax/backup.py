@@ -29,7 +29,6 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import rules
 
 
 def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,
@@ -103,7 +102,8 @@ def _path_and_below(graph, path_nodes, path_actions, length):
   return jnp.concatenate([path_nodes, below[None]])
 
 
-def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind):
+def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start, kind,
+                   solved, proves):
   """`backup` in "katago" mode: KataGo's graph search (docs/GraphSearch.md,
   "Monte-Carlo Graph Search from First Principles").
 
@@ -118,33 +118,34 @@ def _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, 
   """
   if kind is not None:
     # Read before the writes, as in `backup` (their results feed the writes).
-    leaf_value = _last_edge_value(graph, path_nodes, path_actions, length, kind, leaf_value,
-                                  config)
-  arrays = (graph.visits, graph.value_sum, graph.solved, graph.child, graph.edge_visits,
+    leaf_value = _last_edge_value(_PathArrays.of(graph, solved), path_nodes, path_actions, length,
+                                  kind, leaf_value, config, proves)
+  arrays = (graph.visits, graph.value_sum, solved, graph.child, graph.edge_visits,
             graph.edge_q, graph.edge_reward, graph.edge_discount, graph.nn_value)
-  visits, value_sum, edge_visits, edge_q = _custom_recompute(config)(
+  visits, value_sum, edge_visits, edge_q = _custom_recompute(config, proves)(
       arrays, path_nodes, path_actions, length, jnp.asarray(start, jnp.int32),
       jnp.asarray(leaf_value, jnp.float32))
   return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,
                        edge_q=edge_q), leaf_value
 
 
-def _last_edge_value(graph, path_nodes, path_actions, length, kind, leaf_value, config):
+def _last_edge_value(graph, path_nodes, path_actions, length, kind, leaf_value, config, proves):
   """ONE game's value of its path's last edge: `stop_value` of the edge and
   the node below it where `kind` stops the simulation, else `leaf_value`.
 
-  `graph` is a `Graph` or a `_PathArrays` of one game (the fields read are
-  named alike).
+  `graph` is a `_PathArrays` of one game; `proves` (static): the solver
+  runs, so `graph.solved` is read.
   """
   take = graph_lib.take   # vmapped: flat-index gathers
   last = jnp.maximum(length - 1, 0)
   parent, action = path_nodes[last], path_actions[last]
   below = jnp.maximum(take(graph.child, parent, action), 0)
+  below_solved = take(graph.solved, below) if proves else jnp.int32(graph_lib.UNKNOWN)
   return jnp.where(_stops(kind), stop_value(
       kind, take(graph.edge_reward, parent, action), take(graph.edge_discount, parent, action),
       take(graph.edge_visits, parent, action), take(graph.edge_q, parent, action),
-      take(graph.visits, below), take(graph.value_sum, below), take(graph.solved, below),
-      config), leaf_value)
+      take(graph.visits, below), take(graph.value_sum, below), below_solved, config),
+      leaf_value)
 
 
 def _with_batch_axis(axis_size, values, batched):
@@ -155,21 +156,21 @@ def _with_batch_axis(axis_size, values, batched):
 
 
 @functools.lru_cache(maxsize=None)
-def _custom_recompute(config):
+def _custom_recompute(config, proves):
   """`_recompute_batch` for ONE game, and for a batch as its vmap rule."""
   def one(arrays, *path):
     batched = jax.tree.map(lambda x: x[None], (arrays, *path))
-    outputs, _ = _recompute_batch(config, 1, ((True,) * len(arrays),) + (True,) * len(path),
-                                  *batched)
+    outputs, _ = _recompute_batch(config, proves, 1,
+                                  ((True,) * len(arrays),) + (True,) * len(path), *batched)
     return jax.tree.map(lambda x: x[0], outputs)
 
   recompute = custom_batching.custom_vmap(one)
-  recompute.def_vmap(functools.partial(_recompute_batch, config))
+  recompute.def_vmap(functools.partial(_recompute_batch, config, proves))
   return recompute
 
 
-def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_actions, length,
-                     start, leaf_value):
+def _recompute_batch(config, proves, axis_size, in_batched, arrays, path_nodes, path_actions,
+                     length, start, leaf_value):
   """KataGo's update of every game's path, bottom-up (`_katago_backup`).
 
   One loop over the path slots, from max_b(length) - 1 down to min_b(start):
@@ -182,10 +183,12 @@ def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_act
 
   Args:
     config: SearchConfig.
+    proves: the solver runs (`solved` is read). Static.
     axis_size: B.
     in_batched: which of the inputs carry the batch axis.
     arrays: (visits, value_sum, solved, child, edge_visits, edge_q,
-      edge_reward, edge_discount, nn_value), [B, N] and [B, N, A].
+      edge_reward, edge_discount, nn_value), [B, N] and [B, N, A] (`solved`
+      a placeholder without the solver).
     path_nodes, path_actions: int32[B, D].
     length, start: int32[B], the path's edges and the first one updated.
     leaf_value: f32[B], the last edge's value.
@@ -216,7 +219,7 @@ def _recompute_batch(config, axis_size, in_batched, arrays, path_nodes, path_act
     node_visits = gathered[-1] + 1
     q = graph_lib.edge_values_from(children, take(edge_reward, node), take(edge_discount, node),
                                    stored_q, gathered[:-1], take(value_sum, safe),
-                                   take(solved, safe) if rules.of(config).solver is not None else None)
+                                   take(solved, safe) if proves else None)
     weights = n.astype(jnp.float32)
     value = (take(nn_value, node) + jnp.sum(weights * q)) / (1.0 + jnp.sum(weights))
     row = jnp.where(inside, node, capacity)
@@ -259,12 +262,12 @@ def _next_value(value, visits, value_sum, edge_visits, edge_q, edge_reward, edge
   return graph_lib.select_first([proven, transposition], [exact_up, corrected], plain)
 
 
-def _path_flags(num_parents, solved, config):
+def _path_flags(num_parents, solved, config, proves):
   """(transposition, proven, exact) of path nodes from their parent counts
   and solver states (any shape): which pass up a correction, which their
   proven exact value (`_next_value`)."""
   transposition = (num_parents > 1) & config.corrects_transpositions
-  proven = (solved != graph_lib.UNKNOWN) & (rules.of(config).solver is not None)
+  proven = (solved != graph_lib.UNKNOWN) & proves
   return transposition, proven, graph_lib.exact_value(solved)
 
 
@@ -295,19 +298,22 @@ def _edge_values_one(config, visits, value_sum, edge_visits, edge_q, edge_reward
 
 
 @functools.lru_cache(maxsize=None)
-def _custom_backup(config, alternating):
+def _custom_backup(config, alternating, proves):
   """`_backup_one` for `config` (static), vmapped by `_backup_batch`, which
-  takes reward 0 and discount -1 inside the paths with `alternating`."""
-  core = custom_batching.custom_vmap(functools.partial(_backup_one, config))
-  core.def_vmap(functools.partial(_backup_batch, config, alternating))
+  takes reward 0 and discount -1 inside the paths with `alternating`;
+  `proves`: the solver runs (its codes are read)."""
+  core = custom_batching.custom_vmap(functools.partial(_backup_one, config, proves))
+  core.def_vmap(functools.partial(_backup_batch, config, alternating, proves))
   return core
 
 
-def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, start, kind):
+def _backup_one(config, proves, arrays, path_nodes, path_actions, length, leaf_value, start,
+                kind):
   """`backup_stop`'s corrected backup of ONE game's path over all its D slots.
 
   Args:
     config: SearchConfig.
+    proves: the solver runs (`solved` is read). Static.
     arrays: the graph's (visits, value_sum, solved, num_parents, child,
       edge_visits, edge_q, edge_reward, edge_discount) of one game.
     path_nodes, path_actions: int32[D'], D' <= D slots holding the path.
@@ -327,7 +333,8 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
   read_nodes = _path_and_below(graph, path_nodes, path_actions, length)
   visits_read = graph.visits[read_nodes]
   value_sum_read = graph.value_sum[read_nodes]
-  solved_read = graph.solved[read_nodes]
+  solved_read = (graph.solved[read_nodes] if proves
+                 else jnp.full(read_nodes.shape, graph_lib.UNKNOWN, jnp.int32))
   visits, value_sum = visits_read[:max_depth], value_sum_read[:max_depth]
   edge_visits = graph.edge_visits[path_nodes, path_actions]
   edge_q = graph.edge_q[path_nodes, path_actions]
@@ -335,7 +342,7 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
   edge_discount = graph.edge_discount[path_nodes, path_actions]
   # Nodes proven by now (the solver runs before the backup) pass up exact values.
   transposition, proven, exact = _path_flags(graph.num_parents[path_nodes],
-                                              solved_read[:max_depth], config)
+                                              solved_read[:max_depth], config, proves)
   last = jnp.maximum(length - 1, 0)
   leaf_value = jnp.where(
       _stops(kind),
@@ -363,7 +370,8 @@ def _backup_one(config, arrays, path_nodes, path_actions, length, leaf_value, st
 
 
 class _PathArrays:
-  """The graph arrays `_backup_one` reads, under `Graph`'s field names."""
+  """The graph arrays `_backup_one` reads, under `Graph`'s field names, and
+  the solver's codes as `solved`."""
 
   def __init__(self, visits, value_sum, solved, num_parents, child, edge_visits, edge_q,
                edge_reward, edge_discount):
@@ -372,9 +380,14 @@ class _PathArrays:
     self.edge_visits, self.edge_q = edge_visits, edge_q
     self.edge_reward, self.edge_discount = edge_reward, edge_discount
 
+  @classmethod
+  def of(cls, graph, solved):
+    return cls(graph.visits, graph.value_sum, solved, graph.num_parents, graph.child,
+               graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
 
-def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes, path_actions,
-                  length, leaf_value, start, kind):
+
+def _backup_batch(config, alternating, proves, axis_size, in_batched, arrays, path_nodes,
+                  path_actions, length, leaf_value, start, kind):
   """`_backup_one` for a batch of games, chunk by chunk of `_CHUNK` path
   slots, from the deepest chunk that holds some game's path edge up.
 
@@ -404,7 +417,7 @@ def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes
   take = graph_lib.take   # vmapped: flat-index gathers
 
   leaf_value = jax.vmap(
-      lambda arrays, *path: _last_edge_value(_PathArrays(*arrays), *path, config))(
+      lambda arrays, *path: _last_edge_value(_PathArrays(*arrays), *path, config, proves))(
           arrays, path_nodes, path_actions, length, kind, leaf_value)
 
   def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
@@ -417,7 +430,7 @@ def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes
     else:
       reward, discount = take(edge_reward, nodes, actions), take(edge_discount, nodes, actions)
     return (take(visits, nodes), take(value_sum, nodes),
-            take(solved, nodes) if rules.of(config).solver is not None else unknown,
+            take(solved, nodes) if proves else unknown,
             take(num_parents, nodes) if config.corrects_transpositions else unknown,
             take(edge_visits, nodes, actions), take(edge_q, nodes, actions), reward, discount)
 
@@ -440,7 +453,7 @@ def _backup_batch(config, alternating, axis_size, in_batched, arrays, path_nodes
         jax.vmap(read_one)(visits_now, value_sum_now, solved_all, num_parents_all,
                            edge_visits_now, edge_q_now, edge_reward_all, edge_discount_all,
                            nodes, actions))
-    transposition, proven, exact = _path_flags(num_parents, solved, config)
+    transposition, proven, exact = _path_flags(num_parents, solved, config, proves)
     edge_visits_f = edge_visits.astype(jnp.float32)
 
     def column(x, j):
@@ -491,7 +504,7 @@ _CHUNK = 8
 
 def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
            length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
-           start: chex.Array = 0) -> graph_lib.Graph:
+           start: chex.Array = 0, solved: chex.Array | None = None) -> graph_lib.Graph:
   """Backs `leaf_value` up ONE game's path.
 
   Args:
@@ -504,17 +517,20 @@ def backup(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Ar
     start: int32, first edge updated (0: the root; a disconnected exploration
       trajectory leaves the line above its branch node alone); with
       `config.backup_window` w > 0 at least length - w.
+    solved: int32[N], the solver's codes (`plugins.Plugins.proofs`): proven
+      nodes pass up their exact values; None without the solver.
 
   Returns:
     The graph with node visits/value sums and edge visits/Q updated.
   """
-  return backup_stop(graph, path_nodes, path_actions, length, leaf_value, config, start)[0]
+  return backup_stop(graph, path_nodes, path_actions, length, leaf_value, config, start,
+                     solved=solved)[0]
 
 
 def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: chex.Array,
                 length: chex.Array, leaf_value: chex.Array, config: config_lib.SearchConfig,
                 start: chex.Array = 0, kind: chex.Array | None = None,
-                alternating: bool = False):
+                alternating: bool = False, solved: chex.Array | None = None):
   """`backup`, where a simulation that ends without expanding backs up its
   `stop_value`, read here.
 
@@ -548,13 +564,18 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   if config.backup_window > 0:
     # Sliding window: only the last `backup_window` edges take the value.
     start = jnp.maximum(start, length - config.backup_window)
+  proves = solved is not None
+  if not proves:
+    # Never read (`proves` False): a stand-in keeps the arrays' layout.
+    solved = jnp.zeros_like(graph.visits)
   if config.recomputes_values:
     return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start,
-                          kind)
-  arrays = (graph.visits, graph.value_sum, graph.solved, graph.num_parents, graph.child,
+                          kind, solved, proves)
+  arrays = (graph.visits, graph.value_sum, solved, graph.num_parents, graph.child,
             graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
   kind = graph_lib.RUNNING if kind is None else kind
-  visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config, alternating)(
+  visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config, alternating,
+                                                                      proves)(
       arrays, path_nodes, path_actions, length, jnp.asarray(leaf_value, jnp.float32),
       jnp.asarray(start, jnp.int32), jnp.asarray(kind, jnp.int32))
   return graph.replace(visits=visits, value_sum=value_sum, edge_visits=edge_visits,

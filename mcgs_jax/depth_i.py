@@ -35,8 +35,9 @@ from mcgs_jax import rules
 def _node_value(graph, node, config):
   """f32[...]: V of nodes (exact value where proven, with the solver)."""
   value = graph_lib.node_value(graph.visits[node], graph.value_sum[node])
-  if rules.of(config).solver is not None:
-    solved = graph.solved[node]
+  plugins = rules.of(config)
+  if plugins.proves:
+    solved = plugins.proofs(graph)[node]
     value = jnp.where(solved != graph_lib.UNKNOWN, graph_lib.exact_value(solved), value)
   return value
 

@@ -49,6 +49,7 @@ from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
 from mcgs_jax import policies
+from mcgs_jax import rules
 from mcgs_jax import selection
 # Functions, not the module: the package binds the name `search` to the function.
 from mcgs_jax.engine import init as _init
@@ -274,7 +275,7 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
     guided, ok, target = guide(small, large, parent_node, parent_action, tried)
 
     def select(graph, rng):   # T_S's priority where usable, else PUCT; Selection [1, B]
-      puct = selection.select_batch(graph, rng, model, large_config)
+      puct = selection.select_batch(graph, rng, model, large_config, rules.of(large_config))
       pick = lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
       return jax.tree.map(lambda a, b: pick(a, b)[None], guided, puct)
 

@@ -94,8 +94,8 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   check_rng(rng)
   check_batch(state)
   model = model_lib.as_model(env)
-  enhancements = rules.of(config)
-  model_lib.check_solver(model, enhancements.solver is not None)
+  plugins = rules.of(config)
+  model_lib.check_solver(model, plugins.proves)
   root = model.root(state)
   if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
     raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
@@ -111,8 +111,7 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
   value = jnp.where(root.terminal, 0.0, value)
 
   graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
-                          config.table_capacity, root.embedding, config.hard_pruning,
-                          amaf_actions=num_actions if enhancements.rave else 0)
+                          config.table_capacity, root.embedding, plugins.states)
 
   def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
     graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,
@@ -170,7 +169,8 @@ def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mode
     Selection [1, B] (`selection.select_batch`, kind NO_SIMULATION where not
     `active`).
   """
-  sel = selection.deactivate(selection.select_batch(graph, rng, model, config), active)
+  sel = selection.deactivate(selection.select_batch(graph, rng, model, config,
+                                                    rules.of(config)), active)
   return jax.tree.map(lambda x: x[None], sel)
 
 
@@ -203,11 +203,11 @@ def simulate(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, env: Any,
     ValueError: (at trace time) the solver on with inexact model keys.
   """
   model = model_lib.as_model(env)
-  enhancements = rules.of(config)
-  model_lib.check_solver(model, enhancements.solver is not None)
+  plugins = rules.of(config)
+  model_lib.check_solver(model, plugins.proves)
   if active is None:
     active = jnp.ones((graph.batch_size,), bool)
-  rule = leaves.select_leaves if enhancements.several_leaves else _select_one
+  rule = leaves.select_leaves if plugins.several_leaves else _select_one
   select = functools.partial(rule, model=model, config=config, active=active)
   graph, sel = simulation_step(params, rng, graph, model, eval_fn, config, select)
   return graph, jax.tree.map(lambda x: x[-1], sel)
@@ -270,7 +270,7 @@ def simulation_step(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph,
   graph = graph_lib.add_stats(graph, eval_rows=jnp.full((graph.batch_size,), num_leaves,
                                                         jnp.int32))
   # 4. The leaves one after another, each on the graph the earlier ones wrote.
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.of(config))
 
   def expand_leaf(graph, leaf):
     sel, trans, prior, value, nan, looked_up = leaf
@@ -332,7 +332,7 @@ def _back_up_free(params, step_rng, graph, sel, trans, model, config, select):
   first descent. Returns (graph, sel [1, B], trans [1, B], (found,
   free_slot) int32[1, B]): each game's last leaf, looked up in the returned
   graph."""
-  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.allowed_moves)
+  expand_and_backup = expansion.batched_expand_and_backup(model, config, rules.of(config))
   first = lambda tree: jax.tree.map(lambda x: x[0], tree)
   sel, trans = first((sel, trans))
   with jax.named_scope("descend"), jax.named_scope("lookup"):
@@ -379,8 +379,9 @@ def _active(graph, config):
   active = graph.stats.simulations < config.num_simulations
   if config.max_nn_evals is not None:
     active &= graph.stats.nn_evals < config.max_nn_evals
-  if rules.of(config).solver is not None:
-    active &= graph.solved[:, 0] == graph_lib.UNKNOWN
+  plugins = rules.of(config)
+  if plugins.proves:
+    active &= plugins.proofs(graph)[:, 0] == graph_lib.UNKNOWN
   return active
 
 

@@ -8,8 +8,12 @@ model's transition:
   - `expand_and_backup` (vmap, one game): classify how the simulation ends,
     write the new node and the edge (a terminal edge, a transposition link,
     a new node indexed in the table), compute the leaf value (with the
-    solver's proofs), back it up the path (`backup.backup_stop`) with the
-    hard-pruning and AMAF updates, and count it.
+    solver's proofs), back it up the path (`backup.backup_stop`), run the
+    plug-ins' updates after it (hard pruning, AMAF), and count it.
+
+The enhancements come in as plug-ins (`plugins.Plugins`, assembled by
+`rules.of`): the expansion policy's deferral, the solver's path update and
+proofs, the updates after a backup. This module imports none of them.
 """
 
 import functools
@@ -21,14 +25,10 @@ import jax.numpy as jnp
 
 from mcgs_jax import backup as backup_lib
 from mcgs_jax import config as config_lib
-from mcgs_jax import expansion_policy
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import model as model_lib
-from mcgs_jax import pruning
-from mcgs_jax import rave
-from mcgs_jax import rules
-from mcgs_jax import solver
+from mcgs_jax import plugins as plugins_lib
 
 
 def sanitize(logits: chex.Array, value: chex.Array, legal: chex.Array):
@@ -290,25 +290,22 @@ def needs_eval(sel: graph_lib.Selection, trans: model_lib.Transition, found: che
 
 
 def batched_expand_and_backup(model: model_lib.Model, config: config_lib.SearchConfig,
-                              allowed_moves: Callable[..., chex.Array]):
+                              plugins: plugins_lib.Plugins) -> Callable[..., graph_lib.Graph]:
   """`expand_and_backup` vmapped over a batch, with `config`, the model's
-  static declarations and the selection's move filter bound: what every
-  simulation loop calls.
+  static declarations and the plug-ins bound: what every simulation loop
+  calls.
 
   Args:
     model: the Model (its `alternating_zero_sum` is bound).
     config: SearchConfig.
-    allowed_moves: `(graph, node, config) -> bool[A]`, the moves the
-      selection may take at a node of ONE game (`rules.allowed_moves`;
-      hard pruning keeps its masks by it).
+    plugins: the search's Plugins (`rules.of(config)`).
 
   Returns:
     fn(graph [B, N, A], sel, trans, found, free_slot, prior, nn_value, nan)
     -> graph, each argument with leading dimension B.
   """
-  return jax.vmap(functools.partial(expand_and_backup, config=config,
-                                    alternating=model.alternating_zero_sum,
-                                    allowed_moves=allowed_moves))
+  return jax.vmap(functools.partial(expand_and_backup, config=config, plugins=plugins,
+                                    alternating=model.alternating_zero_sum))
 
 
 class _Outcome(NamedTuple):
@@ -341,15 +338,15 @@ class _Outcome(NamedTuple):
 def expand_and_backup(graph: graph_lib.Graph, sel: graph_lib.Selection,
                       trans: model_lib.Transition, found: chex.Array, free_slot: chex.Array,
                       prior: chex.Array, nn_value: chex.Array, nan: chex.Array,
-                      config: config_lib.SearchConfig, alternating: bool = False,
-                      allowed_moves: Callable[..., chex.Array] | None = None) -> graph_lib.Graph:
+                      config: config_lib.SearchConfig, plugins: plugins_lib.Plugins,
+                      alternating: bool = False) -> graph_lib.Graph:
   """ONE game (vmap for a batch): expands the selected edge and backs the
   simulation's value up its path.
 
   The phases: `_classify` (how the simulation ends, read before any write),
   `_write_child` (the new node, its table entry, the edge), `_leaf_value`
   (the value backed up, with the solver's proofs), `_back_up` (the path,
-  hard pruning, AMAF) and `_count` (the counters).
+  then the plug-ins' `after_backup`) and `_count` (the counters).
 
   Args:
     graph: ONE game's graph [N, A].
@@ -362,32 +359,30 @@ def expand_and_backup(graph: graph_lib.Graph, sel: graph_lib.Selection,
     nn_value: f32, the network's (sanitised) value of the child.
     nan: bool, the network's output for the child had a NaN.
     config: SearchConfig.
+    plugins: the search's Plugins (`rules.of(config)`).
     alternating: the model's `alternating_zero_sum` (static, see
       `backup.backup_stop`).
-    allowed_moves: `(graph, node, config) -> bool[A]`, the selection's move
-      filter (`rules.allowed_moves`), needed with hard pruning only.
 
   Returns:
     The graph with the edge expanded (a terminal edge, a link to `found`, or a
     new node, indexed in the table unless its key is known), the path backed
     up, the counters updated.
   """
-  sel, outcome = _classify(graph, sel, trans, found, config, alternating)
+  sel, outcome = _classify(graph, sel, trans, found, config, plugins, alternating)
   graph, stored, indexed = _write_child(graph, sel, trans, found, free_slot, prior, nn_value,
                                         outcome, config)
   graph, leaf_value, stop_kind, length = _leaf_value(graph, sel, trans, found, nn_value,
-                                                     outcome, config)
-  graph = _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating,
-                   allowed_moves)
+                                                     outcome, plugins)
+  graph = _back_up(graph, sel, length, leaf_value, stop_kind, config, plugins, alternating)
   return _count(graph, sel, outcome, stored, indexed, free_slot, nan)
 
 
-def _classify(graph, sel, trans, found, config, alternating):
+def _classify(graph, sel, trans, found, config, plugins, alternating):
   """How the simulation ends (`_Outcome`), read off the graph before the
   writes; a collision's Selection is returned with kind NO_SIMULATION."""
   collided = (sel.kind == graph_lib.EXPAND) & (
       graph.child[sel.parent, sel.action] != graph_lib.UNEXPANDED)
-  if rules.of(config).several_leaves and config.corrects_transpositions:
+  if plugins.several_leaves and config.corrects_transpositions:
     # The leaves of a step were selected on the graph before any of them was
     # backed up: an earlier leaf's correction may have pulled this edge's Q
     # back onto its node. Tested again on the live graph; a correction no
@@ -406,8 +401,8 @@ def _classify(graph, sel, trans, found, config, alternating):
   new_node = expand & ~trans.terminal & ~link
   evaluated = new_node & ~cache_hit
   deferred = jnp.bool_(False)
-  if config.defers_expansion:
-    deferred = new_node & ~expansion_policy.ready(graph, sel.parent, sel.action, config)
+  if plugins.defer is not None:
+    deferred = new_node & plugins.defer(graph, sel.parent, sel.action)
   return sel, _Outcome(collided=collided, expand=expand, ends_game=ends_game, link=link,
                        cycle=cycle, cache_hit=cache_hit, new_node=new_node, evaluated=evaluated,
                        deferred=deferred)
@@ -450,7 +445,7 @@ def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, 
   return graph, store, indexed
 
 
-def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
+def _leaf_value(graph, sel, trans, found, nn_value, outcome, plugins):
   """The value the simulation backs up, read from the written graph; with
   the solver, the path's proofs first.
 
@@ -472,41 +467,32 @@ def _leaf_value(graph, sel, trans, found, nn_value, outcome, config):
   stop_kind = jnp.where(outcome.link, backup_lib.LINKED, sel.kind)
   simulated = sel.kind != graph_lib.NO_SIMULATION
   length = jnp.where(simulated, sel.length, 0)
-  solver_rules = rules.of(config).solver
-  if solver_rules is not None:
+  if plugins.proves:
     parent, action = sel.parent, sel.action
     # The node the last edge leads to (new, linked, or one whose moves are all
     # proven losses) is examined first, then the path up to the root.
     last_child = jnp.where(simulated, graph.child[parent, action], -1)
-    graph = solver.solve_path(graph, sel.path_nodes, length, last_child, sel.stale,
-                              bounds=solver_rules.bounds)
+    graph = plugins.solve_path(graph, sel.path_nodes, length, last_child, sel.stale)
     safe_last = jnp.maximum(last_child, 0)
-    leaf_proven = (last_child >= 0) & (graph.solved[safe_last] != graph_lib.UNKNOWN)
+    last_code = plugins.proofs(graph)[safe_last]
+    leaf_proven = (last_child >= 0) & (last_code != graph_lib.UNKNOWN)
     leaf_value = jnp.where(
         leaf_proven, graph.edge_reward[parent, action] + graph.edge_discount[parent, action]
-        * graph_lib.exact_value(graph.solved[safe_last]), leaf_value)
+        * graph_lib.exact_value(last_code), leaf_value)
     stop_kind = jnp.where(leaf_proven, graph_lib.RUNNING, stop_kind)
   return graph, leaf_value, stop_kind, length
 
 
-def _back_up(graph, sel, length, leaf_value, stop_kind, config, alternating, allowed_moves):
-  """Backs `leaf_value` up the path's first `length` edges, then updates the
-  hard-pruning masks and the AMAF statistics along it."""
+def _back_up(graph, sel, length, leaf_value, stop_kind, config, plugins, alternating):
+  """Backs `leaf_value` up the path's first `length` edges, then runs the
+  plug-ins' updates (`Plugins.after_backup`) along it."""
   with jax.named_scope("backup"):
-    graph, leaf_value = backup_lib.backup_stop(graph, sel.path_nodes, sel.path_actions, length,
-                                               leaf_value, config, start=sel.start,
-                                               kind=stop_kind, alternating=alternating)
-  if config.hard_pruning:
-    if allowed_moves is None:
-      raise ValueError("hard pruning keeps its masks by the selection's move filter: pass "
-                       "allowed_moves (rules.allowed_moves)")
-    graph = pruning.update_hard_pruning(
-        graph, sel.path_nodes, length, lambda g, node: allowed_moves(g, node, config), config)
-  if rules.of(config).rave:
-    # A correction is no outcome of play: it leaves the AMAF statistics alone.
-    graph = rave.update(graph, sel.path_nodes, sel.path_actions,
-                        jnp.where(sel.kind == graph_lib.CORRECTION, 0, length), leaf_value,
-                        sel.start)
+    graph, leaf_value = backup_lib.backup_stop(
+        graph, sel.path_nodes, sel.path_actions, length, leaf_value, config, start=sel.start,
+        kind=stop_kind, alternating=alternating,
+        solved=plugins.proofs(graph) if plugins.proves else None)
+  for update in plugins.after_backup:
+    graph = update(graph, sel, length, leaf_value, plugins)
   return graph
 
 

@@ -26,12 +26,11 @@ deferred.
 import chex
 import jax.numpy as jnp
 
-from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 
 
-def ready(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
-          config: config_lib.SearchConfig) -> chex.Array:
+def ready(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array, *, policy: str,
+          threshold: float) -> chex.Array:
   """Whether a new position reached through (parent, action) is stored now.
 
   ONE game (see the module doc for the policies).
@@ -40,16 +39,34 @@ def ready(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array,
     graph: Graph [N, A] of one game (unbatched view).
     parent: int32 scalar, the edge's node.
     action: int32 scalar, the edge's action.
-    config: SearchConfig (reads `expansion_policy`, `expansion_threshold`).
+    policy: `SearchConfig.expansion_policy`.
+    threshold: `SearchConfig.expansion_threshold`.
 
   Returns:
     bool scalar.
   """
   visits = graph.edge_visits[parent].astype(jnp.float32)
   reached = visits[action] + 1.0
-  if config.expansion_policy == "visits":
-    return reached >= config.expansion_threshold
-  if config.expansion_policy == "probability":
+  if policy == "visits":
+    return reached >= threshold
+  if policy == "probability":
     share = reached / (visits.sum() + 1.0)
-    return jnp.maximum(graph.prior[parent, action], share) >= config.expansion_threshold
+    return jnp.maximum(graph.prior[parent, action], share) >= threshold
   return jnp.bool_(True)
+
+
+def defers(graph: graph_lib.Graph, parent: chex.Array, action: chex.Array, *, policy: str,
+           threshold: float) -> chex.Array:
+  """`not ready`: the expansion policy's `plugins.Plugins.defer` hook.
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    parent: int32 scalar, the edge's node.
+    action: int32 scalar, the edge's action.
+    policy: `SearchConfig.expansion_policy`.
+    threshold: `SearchConfig.expansion_threshold`.
+
+  Returns:
+    bool scalar.
+  """
+  return ~ready(graph, parent, action, policy=policy, threshold=threshold)

@@ -11,9 +11,10 @@ priority move of highest prior (the game's `priority`, e.g. Connect-4 wins and
 blocks), PUCT when there is none. Such a trajectory is disconnected: the
 backup stops at the branch node, so the line above it keeps its statistics.
 
-`selection.select_batch` asks for the plans (`plan_batch`) only where
-`eps_greedy` or `eps_constraint` is on, and takes each game's move at its
-branch node from `explore_action`.
+The descent (`selection.select_batch`) gets the plans (`plan_batch`) and
+each game's move at its branch node (`explore_action`) as hooks
+(`plugins.Plugins.plan`, `explore_action`), only where `eps_greedy` or
+`eps_constraint` is on.
 """
 
 import functools
@@ -25,7 +26,7 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import rules
+from mcgs_jax import plugins as plugins_lib
 
 # Exploration modes of a simulation.
 NO_EXPLORATION = 0
@@ -41,8 +42,19 @@ class Exploration:
   priority: chex.Array   # bool[A], priority moves of the branch node
   rng: chex.PRNGKey
 
+  @property
+  def active(self) -> chex.Array:
+    """bool: the simulation explores (`plugins.Plugins.plan`)."""
+    return self.mode != NO_EXPLORATION
 
-def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
+  @property
+  def start(self) -> chex.Array:
+    """int32: the first path edge the backup updates (the branch depth of
+    an exploring simulation: disconnected above it; else the root)."""
+    return jnp.where(self.active, self.depth, 0)
+
+
+def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey, plugins: plugins_lib.Plugins,
                      config: config_lib.SearchConfig):
   """Draws ONE game's exploration mode and branch depth.
 
@@ -51,6 +63,7 @@ def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
   Args:
     graph: Graph [N, A] of one game (unbatched view).
     rng: a PRNG key.
+    plugins: the search's Plugins (the move filter, the solver's proofs).
     config: reads `eps_constraint`, `eps_greedy`, `max_depth`.
 
   Returns:
@@ -73,60 +86,66 @@ def plan_exploration(graph: graph_lib.Graph, rng: chex.PRNGKey,
 
   def body(carry):
     node, depth, _ = carry
-    child = graph.child[node, rules.most_visited_action(graph, node, config)]
+    child = graph.child[node, plugins_lib.most_visited_action(graph, node, plugins)]
     # The line ends where the next move leads to no stored, unproven node.
-    step = (child >= 0) & ~rules.is_proven(graph, child, config)
+    step = (child >= 0) & ~plugins_lib.is_proven(graph, child, plugins)
     return (jnp.where(step, child, node), depth + step, step)
 
   node, depth, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), True))
   return mode.astype(jnp.int32), depth, node
 
 
-def explore_action(graph, node, puct_action, explore, config):
-  """The move at the branch node of an exploration trajectory.
+def explore_action(graph: graph_lib.Graph, node: chex.Array, puct_action: chex.Array,
+                   explore: Exploration, plugins: plugins_lib.Plugins) -> chex.Array:
+  """The move at the branch node of an exploration trajectory
+  (`plugins.Plugins.explore_action`).
 
   Args:
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar, the branch node.
     puct_action: int32 scalar, PUCT's move there (the fallback).
     explore: the game's Exploration.
-    config: SearchConfig (the move filter's fields).
+    plugins: the search's Plugins (the move filter, the solver's proofs).
 
   Returns:
     int32 scalar: GREEDY's random move among the tried ones and the best
     untried one (PUCT's where that leads to a proven node), CONSTRAINT's
     untried priority move of highest prior (PUCT's where there is none).
   """
-  allowed = rules.allowed_moves(graph, node, config)
+  allowed = plugins_lib.allowed_moves(graph, node, plugins)
   untried = allowed & (graph.edge_visits[node] == 0)
   prior = graph.prior[node]
   # GREEDY: uniform over the tried moves and the best untried one.
-  next_untried = jax.nn.one_hot(rules.best(prior, untried), allowed.shape[0], dtype=bool) & untried
+  next_untried = (jax.nn.one_hot(plugins_lib.best(prior, untried), allowed.shape[0], dtype=bool)
+                  & untried)
   candidates = (allowed & ~untried) | next_untried
   drawn = jax.random.categorical(explore.rng, jnp.where(candidates, 0.0, -jnp.inf))
-  drawn = jnp.where(rules.is_proven(graph, graph.child[node, drawn], config), puct_action, drawn)
+  drawn = jnp.where(plugins_lib.is_proven(graph, graph.child[node, drawn], plugins), puct_action,
+                    drawn)
   # CONSTRAINT: the untried priority move of highest prior.
   urgent = untried & explore.priority
-  constrained = jnp.where(jnp.any(urgent), rules.best(prior, urgent), puct_action)
+  constrained = jnp.where(jnp.any(urgent), plugins_lib.best(prior, urgent), puct_action)
   return jnp.where(explore.mode == GREEDY, drawn, constrained).astype(jnp.int32)
 
 
 def plan_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
-               config: config_lib.SearchConfig) -> Exploration:
-  """Every game's exploration plan for one simulation.
+               plugins: plugins_lib.Plugins, config: config_lib.SearchConfig) -> Exploration:
+  """Every game's exploration plan for one simulation (`plugins.Plugins.plan`).
 
   Args:
     graph: Graph [B, N, A].
     rng: the descent's PRNG key (the plans use `fold_in(rng, 1)`).
     model: the `mcgs_jax.Model` (constraint-first exploration reads its
       `priority` moves).
+    plugins: the search's Plugins (see `plan_exploration`).
     config: reads `eps_constraint` (and, per game, `plan_exploration`'s).
 
   Returns:
     Exploration [B].
   """
   plan_rng, branch_rng = jax.random.split(jax.random.fold_in(rng, 1))
-  mode, depth, node = jax.vmap(functools.partial(plan_exploration, config=config))(
+  mode, depth, node = jax.vmap(functools.partial(plan_exploration, plugins=plugins,
+                                                 config=config))(
       graph, jax.random.split(plan_rng, graph.batch_size))
   legal = jax.vmap(lambda child, i: child[i] != graph_lib.ILLEGAL)(graph.child, node)
   if config.eps_constraint > 0:

@@ -131,9 +131,51 @@ class SearchStats:
 
 STAT_FIELDS = tuple(field.name for field in dataclasses.fields(SearchStats))
 
-# Graph fields held once per game, without a node axis; every other field is
-# indexed [B, N, ...].
-GAME_FIELDS = ("table", "stats", "root_gumbel", "root_base_visits")
+# Graph fields held once per game, without a node axis; every other core
+# field is indexed [B, N, ...]. An enhancement's record declares its own
+# (`EnhancementState.game_fields`).
+GAME_FIELDS = ("table", "stats", "enhancements")
+
+
+class EnhancementState:
+  """Base of an enhancement's own state, a record in `Graph.enhancements`.
+
+  Each enhancement that keeps arrays in the graph (the solver's proofs, hard
+  pruning's masks, the Gumbel root's noise, RAVE's AMAF statistics) defines
+  a frozen `chex.dataclass` subclass in its module. The graph holds the
+  records of the enhancements a search runs, and none of one that is off.
+  `reuse.advance` moves, compacts and clears every record alike: fields
+  indexed [B, N, ...] move with their nodes; `game_fields` (per game, no
+  node axis) are reset to `empty`'s; then `rerooted` may adjust the record
+  to its new root.
+  """
+  game_fields: tuple = ()
+
+  @classmethod
+  def empty(cls, batch_size: int, capacity: int, num_actions: int) -> "EnhancementState":
+    """The record of a graph without nodes (every slot blank).
+
+    Args:
+      batch_size: B.
+      capacity: N.
+      num_actions: A.
+
+    Returns:
+      The record, arrays with leading axes [B, N] (game fields [B]).
+    """
+    raise NotImplementedError
+
+  def rerooted(self, graph: "Graph") -> "EnhancementState":
+    """The record after `reuse.advance` moved it to a new root.
+
+    Args:
+      graph: the re-rooted Graph [B, N, A] (this record not yet in it).
+
+    Returns:
+      The record (itself unless the enhancement keeps root state).
+    """
+    del graph
+    return self
 
 
 @chex.dataclass(frozen=True)
@@ -147,10 +189,6 @@ class Graph:
   num_parents: chex.Array   # int32, root 0, transposition node iff > 1
   key: chex.Array           # uint32[B, N, 2]
   embedding: Any            # pytree [B, N, ...]
-  solved: chex.Array        # int32, UNKNOWN/WIN/LOSS/DRAW (terminal solver)
-  end_in_ply: chex.Array    # int32, plies to the game's end along the proof
-  bounds: chex.Array        # int32, solver state packed in one word (one read
-                            # per child): see `solver.pack`
   # Edges [B, N, A].
   child: chex.Array         # int32 node index or UNEXPANDED/TERMINAL/ILLEGAL
   edge_visits: chex.Array   # int32 N(s, a)
@@ -161,18 +199,9 @@ class Graph:
   table: "HashTable"
   # Counters [B].
   stats: SearchStats
-  # Progressive pruning "hard" [B, N, A] ([B, N, 0] otherwise: no memory).
-  pruned: chex.Array        # bool, the edge is pruned for good
-  # Gumbel root search (`SearchConfig.root_policy == "gumbel"`), per game [B, A]:
-  # the root's noise g (drawn once per search) and its edge visits when this
-  # search started (nonzero on a re-rooted graph), which the sequential-halving
-  # schedule subtracts.
-  root_gumbel: chex.Array        # f32[B, A]
-  root_base_visits: chex.Array   # int32[B, A]
-  # AMAF statistics [B, N, A'] (`rave`): A' = A with rave on, 0 otherwise, so
-  # the default search carries no extra memory.
-  amaf_visits: chex.Array   # int32 N~(s, a)
-  amaf_q: chex.Array        # f32 Q~(s, a), running mean from s's mover's view
+  # The running enhancements' own state: name -> `EnhancementState` record
+  # ("solver", "pruning", "gumbel", "rave"; empty for a default search).
+  enhancements: dict
 
   @property
   def batch_size(self) -> int:
@@ -386,7 +415,7 @@ def gather_nodes(tree: Any, index: chex.Array) -> Any:
 
 
 def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
-          embedding: Any, pruned_edges: bool = False, amaf_actions: int = 0) -> Graph:
+          embedding: Any, states: Sequence[tuple[str, type]] = ()) -> Graph:
   """A graph with no nodes.
 
   Args:
@@ -397,8 +426,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
     embedding: one batch of states, a pytree of arrays [B, ...]; only its
       structure, shapes and dtypes are used (the node embeddings are
       [B, N, ...] zeros).
-    pruned_edges: allocate the hard-pruning mask [B, N, A] (else [B, N, 0]).
-    amaf_actions: the last axis of the AMAF arrays (A with rave, else 0).
+    states: (name, `EnhancementState` subclass) of each enhancement whose
+      record the graph holds (`plugins.Plugins.states`).
 
   Returns:
     Graph [B, N, A] with every edge UNEXPANDED, every counter 0.
@@ -418,9 +447,6 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       key=zeros((n, 2), jnp.uint32),
       embedding=jax.tree.map(
           lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
-      solved=zeros((n,), jnp.int32),
-      end_in_ply=zeros((n,), jnp.int32),
-      bounds=jnp.full((b, n), UNBOUNDED, jnp.int32),
       child=jnp.full((b, n, a), UNEXPANDED, jnp.int32),
       edge_visits=zeros((n, a), jnp.int32),
       edge_q=zeros((n, a), jnp.float32),
@@ -428,12 +454,56 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       edge_discount=zeros((n, a), jnp.float32),
       table=table,
       stats=SearchStats(**{name: zeros((), jnp.int32) for name in STAT_FIELDS}),
-      pruned=zeros((n, a if pruned_edges else 0), bool),
-      root_gumbel=zeros((a,), jnp.float32),
-      root_base_visits=zeros((a,), jnp.int32),
-      amaf_visits=zeros((n, amaf_actions), jnp.int32),
-      amaf_q=zeros((n, amaf_actions), jnp.float32),
+      enhancements={name: kind.empty(b, n, a) for name, kind in states},
   )
+
+
+def state_types(graph: Graph) -> tuple[tuple[str, type], ...]:
+  """The (name, record class) of each enhancement record `graph` holds, as
+  `empty` takes them.
+
+  Args:
+    graph: Graph.
+
+  Returns:
+    tuple of (str, `EnhancementState` subclass).
+  """
+  return tuple((name, type(record)) for name, record in sorted(graph.enhancements.items()))
+
+
+def with_state(graph: Graph, name: str, record: EnhancementState) -> Graph:
+  """`graph` with enhancement `name`'s record replaced.
+
+  Args:
+    graph: Graph (one game or a batch).
+    name: the record's name in `Graph.enhancements`.
+    record: the new record.
+
+  Returns:
+    The Graph.
+  """
+  return graph.replace(enhancements={**graph.enhancements, name: record})
+
+
+def node_leaves(graph: Graph) -> list:
+  """Every array of `graph` indexed [B, N, ...]: the core node and edge
+  fields and the records' node fields.
+
+  Args:
+    graph: Graph [B, N, A].
+
+  Returns:
+    list of arrays.
+  """
+  leaves = []
+  for field in dataclasses.fields(graph):
+    if field.name not in GAME_FIELDS:
+      leaves += jax.tree.leaves(getattr(graph, field.name))
+  for record in graph.enhancements.values():
+    for field in dataclasses.fields(record):
+      if field.name not in record.game_fields:
+        leaves += jax.tree.leaves(getattr(record, field.name))
+  return leaves
 
 
 def bytes_per_game(graph: Graph) -> int:
@@ -468,7 +538,7 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
 
   Returns:
     The Graph with the node written (visits 1). Its other fields (edge
-    statistics, solver state, AMAF, pruning) keep the blank values of `empty`:
+    statistics, the enhancements' records) keep the blank values of `empty`:
     nodes are only appended at `nodes_used`, and `advance` rebuilds the graph
     from `empty`, so a slot is blank until it is written (one scatter kernel
     per array per simulation saved).
@@ -554,7 +624,7 @@ def transposition_diverged(graph: Graph, node: chex.Array, action: chex.Array,
           (jnp.abs(edge_q - target) > config.q_eps))
 
 
-def edge_values(graph: Graph, node: chex.Array, with_proofs: bool = False) -> chex.Array:
+def edge_values(graph: Graph, node: chex.Array, solved: chex.Array | None = None) -> chex.Array:
   """Every edge's value for the mover at `node` of ONE game, read off its child.
 
   Used in "katago" mode: reward + discount * V(child), the exact value of a
@@ -565,7 +635,8 @@ def edge_values(graph: Graph, node: chex.Array, with_proofs: bool = False) -> ch
   Args:
     graph: Graph [N, A] of one game (unbatched view).
     node: int32 scalar.
-    with_proofs: the solver runs: a proven child's value is its exact value.
+    solved: int32[N], the solver's codes of the nodes (`plugins.Plugins.proofs`):
+      a proven child's value is its exact value; None without the solver.
 
   Returns:
     f32[A].
@@ -575,7 +646,7 @@ def edge_values(graph: Graph, node: chex.Array, with_proofs: bool = False) -> ch
   return edge_values_from(child, take(graph.edge_reward, node), take(graph.edge_discount, node),
                          take(graph.edge_q, node), take(graph.visits, safe),
                          take(graph.value_sum, safe),
-                         take(graph.solved, safe) if with_proofs else None)
+                         None if solved is None else take(solved, safe))
 
 
 def edge_values_from(child, reward, discount, stored_q, child_visits, child_value_sum,

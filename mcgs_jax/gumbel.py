@@ -40,6 +40,66 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 
+# The record's name in `Graph.enhancements`.
+NAME = "gumbel"
+
+
+@chex.dataclass(frozen=True)
+class GumbelState(graph_lib.EnhancementState):
+  """The Gumbel root's state, per game [B, A] (one game: [A]).
+
+  Attributes:
+    noise: f32, the root's g, drawn once per search (`draw_noise`).
+    base_visits: int32, the root's edge visits when this search started
+      (nonzero on a re-rooted graph), which the sequential-halving schedule
+      subtracts.
+  """
+  noise: chex.Array
+  base_visits: chex.Array
+  game_fields = ("noise", "base_visits")
+
+  @classmethod
+  def empty(cls, batch_size: int, capacity: int, num_actions: int) -> "GumbelState":
+    """No noise, no visits: zeros [B, A] (no node axis).
+
+    Args:
+      batch_size: B.
+      capacity: N.
+      num_actions: A.
+
+    Returns:
+      The record.
+    """
+    del capacity
+    shape = (batch_size, num_actions)
+    return cls(noise=jnp.zeros(shape, jnp.float32), base_visits=jnp.zeros(shape, jnp.int32))
+
+  def rerooted(self, graph: graph_lib.Graph) -> "GumbelState":
+    """A new root's schedule counts from its visits now; its noise stays
+    cleared (`reroot` draws fresh noise).
+
+    Args:
+      graph: the re-rooted Graph [B, N, A].
+
+    Returns:
+      The record, `base_visits` the new roots' edge visits.
+    """
+    return self.replace(base_visits=graph.edge_visits[:, 0])
+
+
+def with_noise(graph: graph_lib.Graph, noise: chex.Array) -> graph_lib.Graph:
+  """`graph` with its roots' Gumbel noise replaced.
+
+  Args:
+    graph: Graph [B, N, A] of a Gumbel search.
+    noise: f32[B, A].
+
+  Returns:
+    The Graph.
+  """
+  return graph_lib.with_state(graph, NAME, graph.enhancements[NAME].replace(noise=noise))
+
+
 # mctx's floor on g + logits + sigma: an action whose prior underflowed to 0
 # can still be the only considered one.
 _LOW_LOGIT = -1e9
@@ -243,9 +303,10 @@ def root_scores(graph: graph_lib.Graph, allowed: chex.Array, config: config_lib.
   prior = rows.prior
   sigma = completed_qvalues(visits, q, prior, graph.nn_value[0], config)
   logits = _logits(prior, allowed)
-  gumbel = graph.root_gumbel
+  own = graph.enhancements[NAME]
+  gumbel = own.noise
   considered = considered_mask(gumbel, logits, allowed, config)
-  search_visits = visits - graph.root_base_visits.astype(jnp.float32)
+  search_visits = visits - own.base_visits.astype(jnp.float32)
   table = considered_visits_table(min(config.max_considered_actions, logits.shape[-1]),
                                   config.num_simulations)
   index = jnp.clip(search_visits.sum().astype(jnp.int32), 0, table.shape[1] - 1)
@@ -279,10 +340,11 @@ def root_decision(graph: graph_lib.Graph, allowed: chex.Array,
   sigma = jax.vmap(completed_qvalues, in_axes=(0, 0, 0, 0, None))(
       visits, graph.edge_q[:, 0], prior, graph.nn_value[:, 0], config)
   logits = _logits(prior, allowed)
-  search_visits = jnp.where(allowed, visits - graph.root_base_visits, -1.0)
+  own = graph.enhancements[NAME]
+  search_visits = jnp.where(allowed, visits - own.base_visits, -1.0)
   most = search_visits.max(axis=-1, keepdims=True)
   top = jnp.max(logits, axis=-1, keepdims=True)
-  score = jnp.maximum(_LOW_LOGIT, graph.root_gumbel + logits
+  score = jnp.maximum(_LOW_LOGIT, own.noise + logits
                       - jnp.where(jnp.isfinite(top), top, 0.0) + sigma)
   score = jnp.where(allowed & (search_visits == most), score, -jnp.inf)
   action = jnp.argmax(score, axis=-1).astype(jnp.int32)

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import model as model_lib
+from mcgs_jax import rules
 from mcgs_jax import selection
 
 
@@ -72,7 +73,7 @@ def select_leaves(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mo
 
   def pick(virtual_visits, leaf):
     sel = selection.select_batch(graph, jax.random.fold_in(rng, leaf), model, config,
-                                 virtual_visits)
+                                 rules.of(config), virtual_visits)
     sel = selection.deactivate(sel, active & (leaf < remaining))
     virtual_visits = jax.vmap(functools.partial(add_virtual_visits, capacity=graph.capacity))(
         virtual_visits, sel)

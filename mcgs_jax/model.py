@@ -370,7 +370,7 @@ def check_solver(model: Model, solver_on: bool) -> None:
 
   Args:
     model: the Model.
-    solver_on: the search runs the terminal solver (`rules.of(config).solver`).
+    solver_on: the search runs the terminal solver (`rules.of(config).proves`).
 
   Raises:
     ValueError: (at trace time) the solver is on and

@@ -27,7 +27,6 @@ import jax.numpy as jnp
 from mcgs_jax import config as config_lib
 from mcgs_jax import depth_i
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import gumbel
 from mcgs_jax import pruning
 from mcgs_jax import rules
 from mcgs_jax import solver
@@ -127,8 +126,8 @@ def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
 
 def with_root_gumbel(rng: chex.PRNGKey, graph: graph_lib.Graph, legal: chex.Array,
                      config: config_lib.SearchConfig) -> graph_lib.Graph:
-  """The graph with fresh Gumbel noise at its roots where the root is a
-  Gumbel root (`gumbel.draw_noise`), as it is otherwise.
+  """The graph with fresh root state for a search (`plugins.Plugins.root_noise`:
+  the Gumbel root's noise, `gumbel.draw_noise`), as it is otherwise.
 
   Args:
     rng: a PRNG key.
@@ -139,9 +138,10 @@ def with_root_gumbel(rng: chex.PRNGKey, graph: graph_lib.Graph, legal: chex.Arra
   Returns:
     The graph.
   """
-  if not rules.of(config).gumbel_root:
+  root_noise = rules.of(config).root_noise
+  if root_noise is None:
     return graph
-  return graph.replace(root_gumbel=gumbel.draw_noise(rng, legal, config))
+  return root_noise(rng, graph, legal)
 
 
 def root_policy(visits: chex.Array, q_values: chex.Array, legal: chex.Array,
@@ -279,8 +279,9 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   q_values = jnp.where(legal, jnp.where(visits > 0, graph.edge_q[:, 0], config.q_init),
                        -jnp.inf)
   root_value = graph_lib.node_value(graph.visits[:, 0], graph.value_sum[:, 0])
-  enhancements = rules.of(config)
-  if enhancements.solver is not None:
+  plugins = rules.of(config)
+  proves = plugins.proves
+  if proves:
     # Proven losses get no weight (unless every move is one).
     pruned = jax.vmap(solver.pruned_moves, in_axes=(0, None))(graph, jnp.int32(0))
     legal &= ~pruned | jnp.all(pruned | ~legal, axis=-1, keepdims=True)
@@ -296,22 +297,27 @@ def summarize(graph: graph_lib.Graph, config: config_lib.SearchConfig,
   if config.depth_i:
     minimax, has_minimax = depth_i.minimax_action(graph, legal, config)
     action = jnp.where(has_minimax, minimax, action)
-  if enhancements.gumbel_root:
-    # The improved policy, also without simulations (sigma = 0 there: the prior).
-    action, policy = gumbel.root_decision(graph, legal, config)
-  if enhancements.solver is not None:
+  if plugins.root_decision is not None:
+    # The Gumbel root's improved policy, also without simulations (sigma = 0
+    # there: the prior).
+    action, policy = plugins.root_decision(graph, legal)
+  root_solved = jnp.zeros_like(root_value, jnp.int32)
+  root_end_in_ply = jnp.zeros_like(root_value, jnp.int32)
+  if proves:
+    root_solved = solver.state(graph).solved[:, 0]
+    root_end_in_ply = solver.state(graph).end_in_ply[:, 0]
     # A proven root plays the shortest win (longest loss) and learns it.
     proven_action, root_proven = solver.proven_choice(graph)
     action = jnp.where(root_proven, proven_action, action)
     policy = jnp.where(root_proven[:, None],
                        jax.nn.one_hot(proven_action, policy.shape[-1]), policy)
-    root_value = jnp.where(root_proven, graph_lib.exact_value(graph.solved[:, 0]), root_value)
+    root_value = jnp.where(root_proven, graph_lib.exact_value(root_solved), root_value)
   return SearchOutput(
       action=action,
       action_weights=policy,
       root_value=root_value,
-      root_solved=graph.solved[:, 0],
-      root_end_in_ply=graph.end_in_ply[:, 0],
+      root_solved=root_solved,
+      root_end_in_ply=root_end_in_ply,
       q_values=q_values,
       visit_counts=visits,
       stats=graph.stats,

@@ -10,8 +10,8 @@ statistically inferior and left out of selection. Both moves need
 `pruning_max_visits_per_move` * #legal visits prunes nothing new. "soft"
 recomputes the pruned set from the current statistics at every descent (a
 move comes back once it is no longer inferior to an active move); "hard"
-keeps a mask (`Graph.pruned`) updated along each backed-up path, and a
-pruned move never comes back. The move with the highest left bound is never
+keeps a mask (`PruningState.pruned`, its record in the graph) updated along
+each backed-up path, and a pruned move never comes back. The move with the highest left bound is never
 inferior, and where the solver has pruned every remaining move the pruning is
 ignored, so a node always keeps a move.
 
@@ -29,12 +29,43 @@ visited first": a root move with N(root, a) < min_root_visit_fraction *
 num_simulations gets an infinite score; among several, the highest prior first.
 """
 
+from typing import Any
+
 import chex
 import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import plugins as plugins_lib
+
+
+# The record's name in `Graph.enhancements` (hard pruning only).
+NAME = "pruning"
+
+
+@chex.dataclass(frozen=True)
+class PruningState(graph_lib.EnhancementState):
+  """Hard pruning's mask.
+
+  Attributes:
+    pruned: bool[B, N, A] (one game: [N, A]), the edge is pruned for good.
+  """
+  pruned: chex.Array
+
+  @classmethod
+  def empty(cls, batch_size: int, capacity: int, num_actions: int) -> "PruningState":
+    """Nothing pruned: bool[B, N, A] False.
+
+    Args:
+      batch_size: B.
+      capacity: N.
+      num_actions: A.
+
+    Returns:
+      The record.
+    """
+    return cls(pruned=jnp.zeros((batch_size, capacity, num_actions), bool))
 
 
 def value_std_bound(mean: chex.Array, config: config_lib.SearchConfig) -> chex.Array:
@@ -53,14 +84,14 @@ def value_std_bound(mean: chex.Array, config: config_lib.SearchConfig) -> chex.A
   return jnp.sqrt(jnp.maximum((config.value_max - mean) * (mean - config.value_min), 0.0))
 
 
-def _edge_q(graph, node, config):
+def _edge_q(graph, node, config, proofs):
   if config.recomputes_values:
-    return graph_lib.edge_values(graph, node, with_proofs=config.solver)
+    return graph_lib.edge_values(graph, node, None if proofs is None else proofs(graph))
   return graph.edge_q[node]
 
 
 def inferior_moves(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
-                   config: config_lib.SearchConfig) -> chex.Array:
+                   config: config_lib.SearchConfig, proofs: Any = None) -> chex.Array:
   """The moves of `node` of ONE game that are statistically inferior.
 
   Inferior to another move among `allowed`, both with at least
@@ -71,12 +102,14 @@ def inferior_moves(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array
     node: int32 scalar.
     allowed: bool[A], the moves compared.
     config: reads the `pruning_*` fields and the value bounds.
+    proofs: the solver's `plugins.Plugins.proofs` (None without): in
+      "katago" mode a proven child's value is exact.
 
   Returns:
     bool[A].
   """
   visits = graph.edge_visits[node]
-  mean = _edge_q(graph, node, config)
+  mean = _edge_q(graph, node, config, proofs)
   half = (config.pruning_r_d * value_std_bound(mean, config)
           / jnp.sqrt(jnp.maximum(visits, 1).astype(jnp.float32)))
   eligible = allowed & (visits >= config.pruning_min_visits)
@@ -87,7 +120,7 @@ def inferior_moves(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array
 
 
 def keep_unpruned(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
-                  config: config_lib.SearchConfig) -> chex.Array:
+                  config: config_lib.SearchConfig, proofs: Any = None) -> chex.Array:
   """`allowed` without the progressively pruned moves of `node` (ONE game).
 
   `allowed` itself where that would leave no move.
@@ -97,21 +130,23 @@ def keep_unpruned(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
     node: int32 scalar.
     allowed: bool[A], the moves selection may take otherwise.
     config: reads `progressive_pruning`.
+    proofs: as `inferior_moves`'.
 
   Returns:
     bool[A].
   """
   pruned = jnp.zeros_like(allowed)
   if config.hard_pruning:
-    pruned = graph.pruned[node]
+    pruned = graph.enhancements[NAME].pruned[node]
   if config.progressive_pruning == "soft":
-    pruned = inferior_moves(graph, node, allowed, config)
+    pruned = inferior_moves(graph, node, allowed, config, proofs)
   kept = allowed & ~pruned
   return jnp.where(jnp.any(kept), kept, allowed)
 
 
 def update_hard_pruning(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Array,
-                        allowed_fn, config: config_lib.SearchConfig) -> graph_lib.Graph:
+                        allowed_fn, config: config_lib.SearchConfig,
+                        proofs: Any = None) -> graph_lib.Graph:
   """Hard pruning of ONE game after a backup.
 
   The path's nodes (the only ones whose statistics changed) add their newly
@@ -124,18 +159,43 @@ def update_hard_pruning(graph: graph_lib.Graph, path_nodes: chex.Array, length: 
     allowed_fn: `(graph, node) -> bool[A]`, the moves selection may take
       (legal, not proven lost, not pruned yet).
     config: SearchConfig.
+    proofs: as `inferior_moves`'.
 
   Returns:
-    The Graph with `pruned` [N, A] updated.
+    The Graph with `PruningState.pruned` [N, A] updated.
   """
   def newly_pruned(node):
     allowed = allowed_fn(graph, node)
-    return allowed & inferior_moves(graph, node, allowed, config)
+    return allowed & inferior_moves(graph, node, allowed, config, proofs)
 
+  own = graph.enhancements[NAME]
   rows = jnp.where(jnp.arange(path_nodes.shape[0]) < length, path_nodes, graph.capacity)
-  pruned = graph.pruned[path_nodes] | jax.vmap(newly_pruned)(path_nodes)
+  pruned = own.pruned[path_nodes] | jax.vmap(newly_pruned)(path_nodes)
   # The nodes of a path are distinct: one scatter writes them all.
-  return graph.replace(pruned=graph.pruned.at[rows].set(pruned, mode="drop"))
+  return graph_lib.with_state(graph, NAME, own.replace(
+      pruned=own.pruned.at[rows].set(pruned, mode="drop")))
+
+
+def after_backup(graph: graph_lib.Graph, sel: graph_lib.Selection, length: chex.Array,
+                 leaf_value: chex.Array, plugins: Any, config: config_lib.SearchConfig,
+                 proofs: Any = None) -> graph_lib.Graph:
+  """Hard pruning's `plugins.Plugins.after_backup` hook (ONE game).
+
+  Args:
+    graph: ONE game's graph, backed up.
+    sel: the simulation's Selection.
+    length: int32, the path's edges backed up (0: none).
+    leaf_value: f32, unused.
+    plugins: the search's Plugins (the move filter).
+    config: SearchConfig.
+    proofs: as `inferior_moves`'.
+
+  Returns:
+    The Graph with `PruningState.pruned` updated.
+  """
+  del leaf_value
+  allowed = lambda g, node: plugins_lib.allowed_moves(g, node, plugins)
+  return update_hard_pruning(graph, sel.path_nodes, length, allowed, config, proofs)
 
 
 def force_min_root_visits(node: chex.Array, scores: chex.Array, edge_visits: chex.Array,

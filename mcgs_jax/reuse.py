@@ -30,11 +30,13 @@ from mcgs_jax.engine import init as init_search
 
 # Graph fields without a node axis; every other field is [B, N, ...] and is
 # moved with its node, so node fields added to `Graph` later need no edits here.
+# The enhancements' records are moved the same way, by what they declare
+# (`graph.EnhancementState`).
 _NOT_NODE_FIELDS = graph_lib.GAME_FIELDS
 
 
-def _node_fields(graph: graph_lib.Graph) -> list[str]:
-  return [f.name for f in dataclasses.fields(graph) if f.name not in _NOT_NODE_FIELDS]
+def _node_fields(record: object, game_fields: tuple[str, ...]) -> list[str]:
+  return [f.name for f in dataclasses.fields(record) if f.name not in game_fields]
 
 
 def _ancestor_jumps(child: chex.Array) -> chex.Array:
@@ -184,8 +186,11 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   as in `graph.empty`, so the graph can grow again; the hash table is rebuilt
   from the kept keys and the `stats` counters restart from zero (except
   `table_overflows`, which counts kept keys the new table could not index).
-  The Gumbel root noise is cleared (`reroot` draws it afresh) and the new
-  root's edge visits become the base of its sequential-halving schedule.
+  The enhancements' records (`Graph.enhancements`) move alike: their node
+  fields with their nodes, their per-game fields cleared, then their own
+  `rerooted` (the Gumbel root's noise stays cleared, `reroot` draws it
+  afresh, and the new root's edge visits become the base of its
+  sequential-halving schedule).
 
   Args:
     graph: Graph [B, N, A], e.g. `SearchOutput.graph`.
@@ -200,15 +205,18 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
 
   Raises:
     ValueError: (at trace time) a node field of `graph` (e.g. of a Graph
-      subclass) is not indexed [B, N, ...].
+      subclass, or of an enhancement's record) is not indexed [B, N, ...].
   """
   batch, capacity = graph.batch_size, graph.capacity
-  for name in _node_fields(graph):
-    for leaf in jax.tree.leaves(getattr(graph, name)):
-      if leaf.shape[:2] != (batch, capacity):
-        raise ValueError(f"Graph field {name!r} has shape {leaf.shape}; every field but "
-                         f"{_NOT_NODE_FIELDS} must be indexed [B, N, ...] = "
-                         f"[{batch}, {capacity}, ...]")
+  records = [("", graph, _NOT_NODE_FIELDS)] + [
+      (f"{name}.", record, record.game_fields) for name, record in graph.enhancements.items()]
+  for prefix, record, game_fields in records:
+    for name in _node_fields(record, game_fields):
+      for leaf in jax.tree.leaves(getattr(record, name)):
+        if leaf.shape[:2] != (batch, capacity):
+          raise ValueError(f"Graph field {prefix + name!r} has shape {leaf.shape}; every field "
+                           f"but {game_fields} must be indexed [B, N, ...] = "
+                           f"[{batch}, {capacity}, ...]")
   action = jnp.asarray(action, jnp.int32)
   chex.assert_shape(action, (batch,))
 
@@ -223,21 +231,30 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
   blank = graph_lib.empty(batch, capacity, graph.num_actions, graph.table.nodes.shape[-1],
-                          jax.tree.map(lambda x: x[:, 0], graph.embedding), config.hard_pruning,
-                          amaf_actions=graph.amaf_visits.shape[-1])
+                          jax.tree.map(lambda x: x[:, 0], graph.embedding),
+                          graph_lib.state_types(graph))
 
   def move(x, blank_x):
     gathered = jax.vmap(lambda row, index: row[index])(x, old_of_new)
     return jnp.where(used.reshape(used.shape + (1,) * (x.ndim - 2)), gathered, blank_x)
 
-  moved = {}
-  for name in _node_fields(graph):
-    value = getattr(graph, name)
-    # A field `graph.empty` does not know (a Graph subclass) is cleared to 0.
-    blank_value = getattr(blank, name, None)
-    if blank_value is None:
-      blank_value = jax.tree.map(jnp.zeros_like, value)
-    moved[name] = jax.tree.map(move, value, blank_value)
+  def moved_fields(record, blank_record, game_fields):
+    fields = {}
+    for name in _node_fields(record, game_fields):
+      value = getattr(record, name)
+      # A field `graph.empty` does not know (a Graph subclass) is cleared to 0.
+      blank_value = getattr(blank_record, name, None)
+      if blank_value is None:
+        blank_value = jax.tree.map(jnp.zeros_like, value)
+      fields[name] = jax.tree.map(move, value, blank_value)
+    return fields
+
+  moved = moved_fields(graph, blank, _NOT_NODE_FIELDS)
+  states = {name: record.replace(**moved_fields(record, blank.enhancements[name],
+                                                record.game_fields),
+                                 **{f: getattr(blank.enhancements[name], f)
+                                    for f in record.game_fields})
+            for name, record in graph.enhancements.items()}
 
   child = moved["child"]
   child = jnp.where(child >= 0, jax.vmap(lambda m, c: m[jnp.maximum(c, 0)])(new_of_old, child),
@@ -260,10 +277,9 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
     stats = stats.replace(table_overflows=overflows)
   else:
     table = blank.table
-  # A new root's Gumbel schedule counts from its visits now; its noise is
-  # cleared (the old root's was for other moves): `reroot` draws fresh noise.
-  return graph.replace(table=table, stats=stats, root_gumbel=blank.root_gumbel,
-                       root_base_visits=moved["edge_visits"][:, 0], **moved), kept
+  advanced = graph.replace(table=table, stats=stats, **moved)
+  return advanced.replace(enhancements={name: record.rerooted(advanced)
+                                        for name, record in states.items()}), kept
 
 
 def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.Array,

@@ -1,68 +1,104 @@
-"""What a search runs, resolved once from its SearchConfig, and the move filter.
+"""Where a search is assembled: the enhancements its config turns on, as plug-ins.
 
-The phases do not read the enhancements' switches off the config: they ask
-`of(config)` (computed once per config) which rules are on, and an
-enhancement that is off is never entered. The switches are read here, and
-each enhancement's own settings in its module:
+`of(config)` (computed once per config) binds each enhancement that is on to
+its own settings and hands its functions to the phases in one
+`plugins.Plugins` record; the phases import no enhancement and call what
+they are handed. An enhancement that is off contributes nothing and is never
+entered. The switches are read here, each enhancement's own settings in its
+module:
 
-  solver        `solver.Solver` (its `bounds`: score-bounded) or None
-  gumbel_root   the root follows Gumbel sequential halving (`gumbel`)
-                instead of PUCT
-  rave          AMAF statistics blended into Q (`rave`)
-  explores      epsilon-greedy or constraint-first trajectories
-                (`exploration`)
-  prunes_moves  progressive pruning filters the moves (`pruning`)
-  several_leaves  L > 1 leaves per game per step (`leaves`)
+  solver           `solver`: the proofs, the stale test, the path's update, the
+                   move filter of proven losses (score bounds with
+                   `solver_bounds`)
+  gumbel root      `gumbel`: sequential halving at the root, the deterministic
+                   selection below it, the noise record
+  rave             `rave`: AMAF statistics blended into Q, updated after each
+                   backup
+  exploration      `exploration`: epsilon-greedy or constraint-first plans
+  progressive      `pruning`: the move filter, hard pruning's mask and its
+    pruning        update after each backup; minimum root visits
+  expansion        `expansion_policy`: new positions evaluated but not stored
+    policy         yet
+  several leaves   L > 1 leaves per game per step (`leaves`)
 
-`allowed_moves` is the move filter the phases share (legal, not proven lost
-by the solver, not pruned): the descent, the exploration plans, the Gumbel
-root and the hard-pruning backup read it.
+The move choice after the search (`policies`) reads the same switches.
 """
 
-import dataclasses
 import functools
 
-import jax.numpy as jnp
-
 from mcgs_jax import config as config_lib
-from mcgs_jax import graph as graph_lib
+from mcgs_jax import expansion_policy
+from mcgs_jax import exploration
+from mcgs_jax import gumbel
+from mcgs_jax import plugins as plugins_lib
 from mcgs_jax import pruning
+from mcgs_jax import rave
 from mcgs_jax import solver as solver_lib
 
 
-@dataclasses.dataclass(frozen=True)
-class Rules:
-  """The enhancements a search runs (see the module docstring)."""
-  solver: solver_lib.Solver | None = None
-  gumbel_root: bool = False
-  rave: bool = False
-  explores: bool = False
-  prunes_moves: bool = False
-  several_leaves: bool = False
-
-
 @functools.lru_cache(maxsize=256)
-def of(config: config_lib.SearchConfig) -> Rules:
-  """The rules `config` turns on.
+def of(config: config_lib.SearchConfig) -> plugins_lib.Plugins:
+  """The plug-ins of the enhancements `config` turns on.
 
   Args:
     config: SearchConfig.
 
   Returns:
-    Rules.
+    plugins.Plugins (all empty for a default search).
   """
-  return Rules(
-      solver=solver_lib.Solver(bounds=config.solver_bounds) if config.solver else None,
-      gumbel_root=config.root_policy == "gumbel", rave=config.rave,
-      explores=config.eps_greedy > 0 or config.eps_constraint > 0,
-      prunes_moves=config.progressive_pruning != "off",
-      several_leaves=config.leaves_per_step > 1)
+  states, move_filters, after_backup = [], [], []
+  hooks = {}
+  proofs = None
+  if config.solver:
+    proofs = solver_lib.codes
+    states.append((solver_lib.NAME, solver_lib.SolverState))
+    move_filters.append(functools.partial(solver_lib.keep_unpruned, bounds=config.solver_bounds))
+    hooks.update(proofs=proofs,
+                 stale=functools.partial(solver_lib.is_stale, bounds=config.solver_bounds),
+                 solve_path=functools.partial(solver_lib.solve_path, bounds=config.solver_bounds))
+  if config.progressive_pruning != "off":
+    move_filters.append(functools.partial(pruning.keep_unpruned, config=config, proofs=proofs))
+  if config.hard_pruning:
+    states.append((pruning.NAME, pruning.PruningState))
+    after_backup.append(functools.partial(pruning.after_backup, config=config, proofs=proofs))
+  if config.min_root_visit_fraction > 0:
+    hooks["adjust_scores"] = functools.partial(pruning.force_min_root_visits, config=config)
+  if config.root_policy == "gumbel":
+    states.append((gumbel.NAME, gumbel.GumbelState))
+    hooks.update(root_scores=functools.partial(_gumbel_root_scores, config=config),
+                 interior_scores=functools.partial(_gumbel_interior_scores, config=config),
+                 root_noise=functools.partial(_gumbel_root_noise, config=config),
+                 root_decision=functools.partial(gumbel.root_decision, config=config))
+  if config.rave:
+    states.append((rave.NAME, rave.AmafState))
+    hooks["adjust_q"] = functools.partial(rave.blend, rave_b=config.rave_b)
+    after_backup.append(rave.after_backup)
+  if config.eps_greedy > 0 or config.eps_constraint > 0:
+    hooks.update(plan=functools.partial(exploration.plan_batch, config=config),
+                 explore_action=exploration.explore_action)
+  if config.defers_expansion:
+    hooks["defer"] = functools.partial(expansion_policy.defers,
+                                       policy=config.expansion_policy,
+                                       threshold=config.expansion_threshold)
+  return plugins_lib.Plugins(states=tuple(states), move_filters=tuple(move_filters),
+                             after_backup=tuple(after_backup),
+                             several_leaves=config.leaves_per_step > 1, **hooks)
+
+
+def _gumbel_root_scores(graph, allowed, rows, config):
+  return gumbel.root_scores(graph, allowed, config, rows=rows)
+
+
+def _gumbel_interior_scores(graph, node, allowed, rows, config):
+  return gumbel.interior_scores(graph, node, allowed, config, rows=rows)
+
+
+def _gumbel_root_noise(rng, graph, legal, config):
+  return gumbel.with_noise(graph, gumbel.draw_noise(rng, legal, config))
 
 
 def allowed_moves(graph, node, config, child_row=None):
-  """The legal moves not pruned by the solver nor by progressive pruning.
-
-  Progressive pruning always leaves one move.
+  """The legal moves that `config`'s move filters keep (`plugins.allowed_moves`).
 
   Args:
     graph: Graph [N, A] of one game (unbatched view).
@@ -73,55 +109,4 @@ def allowed_moves(graph, node, config, child_row=None):
   Returns:
     bool[A].
   """
-  rules = of(config)
-  if child_row is None:
-    child_row = graph_lib.take(graph.child, node)
-  allowed = child_row != graph_lib.ILLEGAL
-  if rules.solver is not None:
-    allowed &= ~solver_lib.pruned_moves(graph, node, bounds=rules.solver.bounds)
-  if rules.prunes_moves:
-    allowed = pruning.keep_unpruned(graph, node, allowed, config)
-  return allowed
-
-
-def best(score, allowed):
-  """The allowed index of the highest score.
-
-  Args:
-    score: f32[A].
-    allowed: bool[A].
-
-  Returns:
-    int32 scalar.
-  """
-  return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
-
-
-def most_visited_action(graph, node, config):
-  """The most visited allowed move of `node` (higher prior breaks ties).
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    node: int32 scalar.
-    config: SearchConfig.
-
-  Returns:
-    int32 scalar.
-  """
-  return best(graph.edge_visits[node] + 0.5 * graph.prior[node],
-              allowed_moves(graph, node, config))
-
-
-def is_proven(graph, child, config):
-  """Whether `child` is a stored node the solver has proven.
-
-  Args:
-    graph: Graph [N, A] of one game (unbatched view).
-    child: int32 scalar, a child index (< 0: none stored).
-    config: SearchConfig (False without the solver).
-
-  Returns:
-    bool scalar.
-  """
-  return ((child >= 0) & (graph.solved[jnp.maximum(child, 0)] != graph_lib.UNKNOWN)
-          & (of(config).solver is not None))
+  return plugins_lib.allowed_moves(graph, node, of(config), child_row)

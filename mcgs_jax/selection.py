@@ -10,12 +10,13 @@ Acts on ONE game's graph (vmap for a batch). The descent stops at
     (DEAD_END), or an edge back into a node already on the path (CYCLE: keys
     that leave out the ply can close cycles; not looked for where the model
     declares `acyclic_keys`): back up the current estimate of the last edge.
-With the solver on, proven-losing moves are never selected and a game whose
-root is proven runs no more simulations. With `root_policy == "gumbel"` the
-root action follows sequential halving over the Gumbel-considered actions and
-the deeper ones the Gumbel paper's deterministic selection (`gumbel`)
-instead of PUCT.
-
+The enhancements come in as plug-ins (`plugins.Plugins`, assembled by
+`rules.of`): the move filter (the solver's proven losses, progressive
+pruning), a Q adjustment (RAVE) and a score adjustment (minimum root
+visits) of the PUCT scores, other scores at and below the root (the Gumbel
+root), exploration plans, and the solver's proofs (a proven child ends the
+descent, a proven root runs none, a stale node is flagged for the solver).
+This module imports none of them.
 """
 
 import functools
@@ -26,13 +27,8 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
-from mcgs_jax import exploration
 from mcgs_jax import graph as graph_lib
-from mcgs_jax import gumbel
-from mcgs_jax import pruning
-from mcgs_jax import rave
-from mcgs_jax import rules
-from mcgs_jax import solver
+from mcgs_jax import plugins as plugins_lib
 
 # Why a simulation's descent ended (defined with the graph, where the backup
 # reads them too).
@@ -109,14 +105,14 @@ def exploration_weight(total_visits: chex.Array, config: config_lib.SearchConfig
 
 
 def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.SearchConfig,
-                virtual_visits: chex.Array | None = None,
+                plugins: plugins_lib.Plugins, virtual_visits: chex.Array | None = None,
                 rows: graph_lib.EdgeRows | None = None) -> chex.Array:
   """Q(s, a) + U(s, a) for every action of `node` of ONE game; -inf on
-  illegal (and solver-pruned) actions.
+  illegal actions and on those the move filter leaves out.
 
   U = c(s) * P(s, a) * sqrt(1 + sum_b N(s, b)) / (1 + N(s, a)) (eq. 3-4).
-  Progressively pruned moves score -inf too; with `min_root_visit_fraction`
-  the root's starved moves take over (`pruning.force_min_root_visits`).
+  The plug-ins may adjust Q (`Plugins.adjust_q`: RAVE) and the scores
+  (`Plugins.adjust_scores`: the root's starved moves take over).
   The node's own evaluation counts as one visit under the square root (as in
   mctx); without it the first descent through every fresh node would ignore
   the prior and take the lowest legal action.
@@ -125,6 +121,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
     graph: ONE game's graph.
     node: int32 node index.
     config: SearchConfig.
+    plugins: the search's Plugins (`rules.of(config)`).
     virtual_visits: optional int32[N, A], pending leaves of this step through
       each edge (`leaves_per_step`): each counts as a visit that lost
       (value_min), N' = N + v, Q' = (N Q + v value_min) / N'.
@@ -142,7 +139,8 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
-    edge_q = graph_lib.edge_values(graph, node, with_proofs=rules.of(config).solver is not None)
+    edge_q = graph_lib.edge_values(graph, node,
+                                   plugins.proofs(graph) if plugins.proves else None)
   # sum_b N(s, b): the node's visits less its own evaluation (visits are
   # conserved: one per simulation that left the node through an edge), one
   # element instead of a reduction over the row.
@@ -154,15 +152,15 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
     edge_visits = edge_visits + pending
     total = total + pending.sum()
   # Proven losses are pruned: Q = -inf (the paper also zeroes their prior).
-  legal = rules.allowed_moves(graph, node, config, rows.child)
+  legal = plugins_lib.allowed_moves(graph, node, plugins, rows.child)
   q = jnp.where(edge_visits > 0, edge_q, config.q_init)
-  if rules.of(config).rave:
-    q = rave.blend(graph, node, q, edge_visits, config)
+  if plugins.adjust_q is not None:
+    q = plugins.adjust_q(graph, node, q, edge_visits)
   prior = rows.prior
   u = exploration_weight(total, config) * prior * jnp.sqrt(total + 1.0) / (1.0 + edge_visits)
   scores = jnp.where(legal, q + u, -jnp.inf)
-  if config.min_root_visit_fraction > 0:
-    scores = pruning.force_min_root_visits(node, scores, edge_visits, prior, config)
+  if plugins.adjust_scores is not None:
+    scores = plugins.adjust_scores(node, scores, edge_visits, prior)
   return scores
 
 
@@ -184,14 +182,14 @@ def _descent_start(config, capacity, tracks):
           jnp.int32(0), jnp.int32(-1), marks)
 
 
-def _root_scores(graph, virtual_visits, config):
-  """The root's Gumbel scores (the root's statistics do not change during a
-  descent: scored once), None without Gumbel."""
-  if not rules.of(config).gumbel_root:
+def _root_scores(graph, virtual_visits, plugins):
+  """The root's scores of `Plugins.root_scores` (the root's statistics do
+  not change during a descent: scored once), None without."""
+  if plugins.root_scores is None:
     return None
   rows = graph_lib.edge_rows(graph, 0, virtual_visits)
-  return gumbel.root_scores(graph, rules.allowed_moves(graph, 0, config, rows.child), config,
-                            rows=rows)
+  return plugins.root_scores(graph, plugins_lib.allowed_moves(graph, 0, plugins, rows.child),
+                             rows)
 
 
 def _write_slot(column, slot, value, running):
@@ -205,7 +203,7 @@ def _write_slot(column, slot, value, running):
 
 
 def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buffer, config,
-                  alternating, q_from_row=True):
+                  plugins, alternating, q_from_row=True):
   """Step `step` (int32, unbatched) of ONE game's descent; a no-op once its
   `kind` is no longer RUNNING (its path stays, the rest is kept), so a batch
   of descents can step together until the last one stops: a running
@@ -221,9 +219,8 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
    marks) = carry
   running = kind_before == RUNNING
   stale = stale_before
-  solver_rules = rules.of(config).solver
-  if solver_rules is not None:
-    stale = jnp.where(solver.is_stale(graph, node, solver_rules.bounds), depth, stale)
+  if plugins.stale is not None:
+    stale = jnp.where(plugins.stale(graph, node), depth, stale)
   # The node's edge rows, for the scores, the chosen edge's child and its
   # transposition test below: in one read into the carried buffer for the
   # Gumbel root's scoring (`graph_lib.edge_rows`), as gathers XLA fuses into
@@ -233,23 +230,24 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   else:
     rows = graph_lib.edge_rows_direct(graph, node, virtual_visits).replace(buffer=buffer)
   if root_scores is not None:
-    scores = jnp.where(depth == 0, root_scores, gumbel.interior_scores(
-        graph, node, rules.allowed_moves(graph, node, config, rows.child), config, rows=rows))
+    scores = jnp.where(depth == 0, root_scores, plugins.interior_scores(
+        graph, node, plugins_lib.allowed_moves(graph, node, plugins, rows.child), rows))
   else:
-    scores = puct_scores(graph, node, config, rows=rows)
+    scores = puct_scores(graph, node, config, plugins, rows=rows)
   action = jnp.argmax(scores).astype(jnp.int32)
   has_move = scores[action] > -jnp.inf
   following = jnp.bool_(False)
+  proofs = plugins.proofs(graph) if plugins.proves else None
   if exploring:
-    active = explore.mode != exploration.NO_EXPLORATION
+    active = explore.active
     following = active & (depth < explore.depth)
     at_branch = active & (depth == explore.depth)
     action = graph_lib.select_first(
         [following, at_branch],
-        [rules.most_visited_action(graph, node, config),
-         exploration.explore_action(graph, node, action, explore, config)], action)
-  if solver_rules is not None:
-    has_move &= (depth > 0) | (graph.solved[0] == graph_lib.UNKNOWN)
+        [plugins_lib.most_visited_action(graph, node, plugins),
+         plugins.explore_action(graph, node, action, explore, plugins)], action)
+  if proofs is not None:
+    has_move &= (depth > 0) | (proofs[0] == graph_lib.UNKNOWN)
   path_nodes = _write_slot(path_nodes, step, node, running)
   path_actions = _write_slot(path_actions, step, action, running)
 
@@ -263,8 +261,9 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   diverged = use_corrections & graph_lib.transposition_diverged(
       graph, node, action, child, config, alternating,
       _at(action, rows.q) if q_from_row else None)
-  proven = (is_node & (take(graph.solved, safe_child) != graph_lib.UNKNOWN)
-            & (solver_rules is not None))
+  proven = jnp.bool_(False)
+  if proofs is not None:
+    proven = is_node & (take(proofs, safe_child) != graph_lib.UNKNOWN)
   diverged &= ~proven & ~following
   at_limit = is_node & ~diverged & ~proven & (depth + 1 >= max_depth)
   # Only links close cycles; descending into a node of the path would make
@@ -301,8 +300,8 @@ def _descent_end(carry, explore):
   """ONE game's Selection from its finished descent."""
   _, _, kind, path_nodes, path_actions, length, stale, marks = carry
   last = jnp.maximum(length - 1, 0)
-  explored = jnp.bool_(False) if explore is None else explore.mode != exploration.NO_EXPLORATION
-  start = jnp.int32(0) if explore is None else jnp.where(explored, explore.depth, 0)
+  explored = jnp.bool_(False) if explore is None else explore.active
+  start = jnp.int32(0) if explore is None else explore.start
   return graph_lib.Selection(path_nodes=path_nodes, path_actions=path_actions, length=length,
                    kind=kind, parent=path_nodes[last],
                    action=path_actions[last], start=start, explored=explored, stale=stale,
@@ -310,10 +309,10 @@ def _descent_end(carry, explore):
 
 
 def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
-                 config: config_lib.SearchConfig,
+                 config: config_lib.SearchConfig, plugins: plugins_lib.Plugins,
                  virtual_visits: chex.Array | None = None) -> graph_lib.Selection:
-  """Step 1 for all B games: draws the exploration plans (when
-  `eps_greedy` or `eps_constraint` is on) and descends.
+  """Step 1 for all B games: draws the exploration plans (`Plugins.plan`,
+  when exploration is on) and descends.
 
   Args:
     graph: Graph [B, N, A].
@@ -321,6 +320,7 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
     model: the `mcgs_jax.Model` (constraint-first exploration reads its
       `priority` moves; `tracks_cycles` its `acyclic_keys`).
     config: SearchConfig.
+    plugins: the search's Plugins (`rules.of(config)`).
     virtual_visits: optional int32[B, N, A], pending leaves of the step,
       which steer PUCT away (`puct_scores`); the transposition test reads
       the real statistics, which they never enter.
@@ -329,18 +329,18 @@ def select_batch(graph: graph_lib.Graph, rng: chex.PRNGKey, model: Any,
     Selection [B] (`graph.Selection`).
   """
   explore = None
-  if rules.of(config).explores:
-    explore = exploration.plan_batch(graph, rng, model, config)
+  if plugins.plan is not None:
+    explore = plugins.plan(graph, rng, model, plugins)
   # One loop over the batch, stepping every game's descent (a stopped one
   # idles) until the last stops: the steps of a per-game descent vmapped,
   # without the select vmap puts on every carried array, the paths [B, D]
   # included, at every step of a per-game loop.
-  root_scores = jax.vmap(functools.partial(_root_scores, config=config))(graph, virtual_visits)
+  root_scores = jax.vmap(functools.partial(_root_scores, plugins=plugins))(graph, virtual_visits)
   # The loop also carries the buffer each step writes its node's edge rows
   # to (`graph_lib.edge_rows`).
   # One game alone keeps the row's Q: there the one-element read made XLA's
   # CPU runtime run the step's kernels concurrently, at a cost (docs/benchmarks.md).
-  step = jax.vmap(functools.partial(_descent_step, config=config,
+  step = jax.vmap(functools.partial(_descent_step, config=config, plugins=plugins,
                                     alternating=model.alternating_zero_sum,
                                     q_from_row=graph.batch_size == 1),
                   in_axes=(0, 0, 0, 0, None, 0, 0))

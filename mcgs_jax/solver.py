@@ -5,7 +5,8 @@ tree search", Computers and Games 2010).
 Values are for the player to move at a node, in {-1 loss, 0 draw, +1 win}.
 Every node keeps a pessimistic and an optimistic bound on its value,
 pess <= value <= opt ([-1, +1] when nothing is known; packed with
-end_in_ply in `graph.bounds`, see `pack` / `unpack`). A move's bounds come through its edge, Q = r + d V(child):
+end_in_ply in `SolverState.bounds`, see `pack` / `unpack`). A move's bounds
+come through its edge, Q = r + d V(child):
 
   terminal transition:      low = high = sign(r)            (exact)
   edge to a stored child c: low  = sign(r + min(d pess(c), d opt(c)))
@@ -17,7 +18,7 @@ and a node's bounds from its legal moves (the mover picks the move):
 
   pess(s) = max_a low(s, a)        opt(s) = max_a high(s, a)
 
-A node is proven when pess == opt: `graph.solved` = WIN (+1), LOSS (-1) or
+A node is proven when pess == opt: `SolverState.solved` = WIN (+1), LOSS (-1) or
 DRAW (0), with `end_in_ply` = the plies to the game's end along the proof:
   WIN:  1 + min over the proven winning moves (the shortest win),
   LOSS: 1 + max over the legal moves (the longest resistance),
@@ -55,16 +56,19 @@ the last child (when it is a transposition link) and the last parent (when
 its last move has bounds: a terminal transition, a proven or bounded
 child), skips unchanged nodes, and once a node changes walks every node
 above it to the root. A node's bounds and end_in_ply live in one int32 word
-(`graph.bounds`, see `pack`) so reading a node's children costs one read per
+(`SolverState.bounds`, see `pack`) so reading a node's children costs one read per
 child, done one scalar at a time for up to 32 actions: XLA:CPU runs a small
 vector gather inside the search loops several times slower.
 
 Outcomes are read from rewards: the solver assumes rewards only on the
 game-ending transition, whose sign says who won (+: the mover), and edge
 discounts of +-1 (-1 when the opponent moves next).
-"""
 
-import dataclasses
+The solver's arrays are its own record in the graph (`SolverState`, under
+`Graph.enhancements["solver"]`, absent when the solver is off); `rules.of`
+hands the phases its hooks (`codes`, `is_stale`, `solve_path`,
+`keep_unpruned`).
+"""
 
 import chex
 import jax
@@ -73,25 +77,74 @@ import jax.numpy as jnp
 from mcgs_jax import graph as graph_lib
 
 _BIG = jnp.iinfo(jnp.int32).max
+# `SolverState.bounds` of a node the solver knows nothing about: [-1, +1].
+UNBOUNDED = graph_lib.UNBOUNDED
+# The record's name in `Graph.enhancements`.
+NAME = "solver"
 # Up to this many actions, a node's children are read one scalar at a time:
 # XLA:CPU runs a small vector gather inside the search's loops several times
 # slower than the same number of scalar reads.
 _UNROLL_ACTIONS = 32
 
 
-@dataclasses.dataclass(frozen=True)
-class Solver:
-  """The solver a search runs (`rules.of(config).solver`; None when off).
+@chex.dataclass(frozen=True)
+class SolverState(graph_lib.EnhancementState):
+  """The solver's arrays, each [B, N] (one game: [N]).
 
   Attributes:
-    bounds: score bounds (`SearchConfig.solver_bounds`) instead of
-      Exact-win's proofs only.
+    solved: int32, `graph.UNKNOWN` / `WIN` / `LOSS` / `DRAW` for the node's mover.
+    end_in_ply: int32, plies to the game's end along the proof.
+    bounds: int32, the node's bounds and end_in_ply packed in one word (one
+      read per child): see `pack`.
   """
-  bounds: bool = False
+  solved: chex.Array
+  end_in_ply: chex.Array
+  bounds: chex.Array
+
+  @classmethod
+  def empty(cls, batch_size: int, capacity: int, num_actions: int) -> "SolverState":
+    """Nothing known: UNKNOWN, 0 plies, bounds [-1, +1].
+
+    Args:
+      batch_size: B.
+      capacity: N.
+      num_actions: A.
+
+    Returns:
+      The record.
+    """
+    del num_actions
+    zeros = jnp.zeros((batch_size, capacity), jnp.int32)
+    return cls(solved=zeros, end_in_ply=zeros,
+               bounds=jnp.full((batch_size, capacity), UNBOUNDED, jnp.int32))
+
+
+def state(graph: graph_lib.Graph) -> SolverState:
+  """The solver's record of `graph` (one game or a batch).
+
+  Args:
+    graph: a Graph of a search with the solver on.
+
+  Returns:
+    SolverState.
+  """
+  return graph.enhancements[NAME]
+
+
+def codes(graph: graph_lib.Graph) -> chex.Array:
+  """The solver's codes of `graph`'s nodes (`plugins.Plugins.proofs`).
+
+  Args:
+    graph: a Graph of a search with the solver on.
+
+  Returns:
+    int32[..., N], `SolverState.solved`.
+  """
+  return state(graph).solved
 
 
 def pack(pessimistic, optimistic, end_in_ply):
-  """`graph.bounds`: a node's bounds and end_in_ply in one int32 word.
+  """`SolverState.bounds`: a node's bounds and end_in_ply in one int32 word.
 
   end_in_ply * 16 + (pessimistic + 1) * 4 + (optimistic + 1).
 
@@ -107,7 +160,7 @@ def pack(pessimistic, optimistic, end_in_ply):
 
 
 def unpack(bounds):
-  """The fields of `graph.bounds` words (inverse of `pack`).
+  """The fields of `SolverState.bounds` words (inverse of `pack`).
 
   Args:
     bounds: int32, any shape.
@@ -154,7 +207,7 @@ def move_bounds(graph: graph_lib.Graph, node: chex.Array):
     proven (low == high; 1 for a move that ends the game).
   """
   child = graph.child[node]
-  below = unpack(_take(graph.bounds, jnp.maximum(child, 0)))
+  below = unpack(_take(state(graph).bounds, jnp.maximum(child, 0)))
   low, high, end = _bounds_through(child, graph.edge_reward[node], graph.edge_discount[node],
                                    *below)
   legal = child != graph_lib.ILLEGAL
@@ -213,9 +266,10 @@ def is_stale(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False) -> 
     bool scalar.
   """
   low, high, end = move_bounds(graph, node)
-  pess, opt, _ = unpack(graph.bounds[node])
+  own = state(graph)
+  pess, opt, _ = unpack(own.bounds[node])
   fresh = _settle(node_bounds(low, high, end, graph.child[node] != graph_lib.ILLEGAL),
-                  (graph.solved[node], graph.end_in_ply[node], pess, opt), bounds)
+                  (own.solved[node], own.end_in_ply[node], pess, opt), bounds)
   return (fresh[2] != pess) | (fresh[3] != opt)
 
 
@@ -243,8 +297,9 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
     bounds: store partial bounds (score-bounded search), see the module doc.
 
   Returns:
-    The Graph with `solved`, `end_in_ply` and `bounds` [N] updated.
+    The Graph with its `SolverState` [N] updated.
   """
+  own = state(graph)
   stale = jnp.where(length > 0, stale, -1)
   # Slot `length` holds the last child: the walk goes down the slots.
   nodes = jnp.concatenate([path_nodes, jnp.zeros((1,), jnp.int32)]).at[length].set(
@@ -254,7 +309,7 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
   last_moves = graph.child[safe_last]
   linked = (last_child >= 0) & jnp.any((last_moves >= 0) | (last_moves == graph_lib.TERMINAL))
   bounded_move = (last_child == graph_lib.TERMINAL) | (
-      (last_child >= 0) & (graph.bounds[safe_last] != graph_lib.UNBOUNDED))
+      (last_child >= 0) & (own.bounds[safe_last] != UNBOUNDED))
 
   def needed(i):
     return (((i == length) & linked) | ((i == length - 1) & bounded_move) | (i <= stale))
@@ -274,11 +329,11 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
     held, solved, end_in_ply, packed = walk
     node = nodes[i]
     child = graph.child[node]
-    below = unpack(current(held, packed, jnp.maximum(child, 0), graph.bounds))
+    below = unpack(current(held, packed, jnp.maximum(child, 0), own.bounds))
     moves = _bounds_through(child, graph.edge_reward[node], graph.edge_discount[node], *below)
-    pess, opt, _ = unpack(current(held, packed, node, graph.bounds))
-    old = (current(held, solved, node, graph.solved), current(held, end_in_ply, node,
-                                                             graph.end_in_ply), pess, opt)
+    pess, opt, _ = unpack(current(held, packed, node, own.bounds))
+    old = (current(held, solved, node, own.solved), current(held, end_in_ply, node,
+                                                           own.end_in_ply), pess, opt)
     new = _settle(node_bounds(*moves, child != graph_lib.ILLEGAL), old, bounds)
     changed = (new[2] != pess) | (new[3] != opt)
     held = jnp.where(held == node, -1, held).at[i].set(node)
@@ -301,9 +356,10 @@ def solve_path(graph: graph_lib.Graph, path_nodes: chex.Array, length: chex.Arra
   _, _, (held, solved, end_in_ply, packed) = jax.lax.while_loop(
       lambda carry: carry[0] >= 0, body, (start, jnp.bool_(False), walk))
   rows = jnp.where(held >= 0, held, graph.capacity)
-  return graph.replace(solved=graph.solved.at[rows].set(solved, mode="drop"),
-                       end_in_ply=graph.end_in_ply.at[rows].set(end_in_ply, mode="drop"),
-                       bounds=graph.bounds.at[rows].set(packed, mode="drop"))
+  return graph_lib.with_state(graph, NAME, own.replace(
+      solved=own.solved.at[rows].set(solved, mode="drop"),
+      end_in_ply=own.end_in_ply.at[rows].set(end_in_ply, mode="drop"),
+      bounds=own.bounds.at[rows].set(packed, mode="drop")))
 
 
 def proven_choice(graph: graph_lib.Graph):
@@ -322,14 +378,14 @@ def proven_choice(graph: graph_lib.Graph):
     low, high, end = move_bounds(graph, jnp.int32(0))
     visits = graph.edge_visits[0]
     legal = graph.child[0] != graph_lib.ILLEGAL
-    state = graph.solved[0]
+    root = codes(graph)[0]
     # Ties on the ply count go to the most visited move.
     tie = visits.astype(jnp.float32) / (visits.sum() + 1.0)
     win = jnp.where(low == 1, -end + tie, -_BIG)
     loss = jnp.where(legal, end + tie, -_BIG)
     draw = jnp.where(legal & (low == 0) & (high == 0), tie, -_BIG)
-    score = jnp.select([state == graph_lib.WIN, state == graph_lib.LOSS], [win, loss], draw)
-    return jnp.argmax(score).astype(jnp.int32), state != graph_lib.UNKNOWN
+    score = jnp.select([root == graph_lib.WIN, root == graph_lib.LOSS], [win, loss], draw)
+    return jnp.argmax(score).astype(jnp.int32), root != graph_lib.UNKNOWN
 
   return jax.vmap(one)(graph)
 
@@ -353,3 +409,19 @@ def pruned_moves(graph: graph_lib.Graph, node: chex.Array, bounds: bool = False)
   if bounds:
     return legal & (high <= jnp.max(low))
   return legal & (high < 0)
+
+
+def keep_unpruned(graph: graph_lib.Graph, node: chex.Array, allowed: chex.Array,
+                  bounds: bool = False) -> chex.Array:
+  """`allowed` without `pruned_moves` (a `plugins.Plugins.move_filters` entry).
+
+  Args:
+    graph: Graph [N, A] of one game (unbatched view).
+    node: int32 scalar.
+    allowed: bool[A], the moves kept so far.
+    bounds: score-bounded search.
+
+  Returns:
+    bool[A].
+  """
+  return allowed & ~pruned_moves(graph, node, bounds=bounds)

@@ -22,12 +22,19 @@ def check_graph(g, b, config, legal_of=None):
   assert 1 <= used <= g.visits.shape[1]
   # Slots not yet used hold `graph_lib.empty`'s blank values (`write_node`
   # relies on it).
-  blank = dict(visits=0, value_sum=0.0, nn_value=0.0, prior=0.0, num_parents=0, solved=0,
-               end_in_ply=0, bounds=graph_lib.UNBOUNDED, child=graph_lib.UNEXPANDED,
-               edge_visits=0, edge_q=0.0, edge_reward=0.0, edge_discount=0.0, pruned=False,
-               amaf_visits=0, amaf_q=0.0)
+  blank = dict(visits=0, value_sum=0.0, nn_value=0.0, prior=0.0, num_parents=0,
+               child=graph_lib.UNEXPANDED, edge_visits=0, edge_q=0.0, edge_reward=0.0,
+               edge_discount=0.0)
   for name, value in blank.items():
     assert np.all(np.asarray(getattr(g, name))[b, used:] == value), name
+  # So do the enhancements' records (their node fields).
+  records = {"solver": dict(solved=0, end_in_ply=0, bounds=graph_lib.UNBOUNDED),
+             "pruning": dict(pruned=False), "rave": dict(visits=0, q=0.0)}
+  for record, fields in records.items():
+    for name, value in fields.items():
+      if record in g.enhancements:
+        array = np.asarray(getattr(g.enhancements[record], name))
+        assert np.all(array[b, used:] == value), (record, name)
   # Every stored child index points at a stored node.
   assert np.all((child < used) & (child >= graph_lib.ILLEGAL))
   # Visit conservation: a node's visits are its own evaluation plus one per

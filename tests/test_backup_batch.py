@@ -14,12 +14,11 @@ from mcgs_jax import graph as graph_lib
 
 def _random_graph(rng, b, n, a):
   graph = graph_lib.empty(b, n, a, 16, jnp.zeros((b, 1)))
-  return graph.replace(
+  solved = jnp.asarray(rng.choice([graph_lib.UNKNOWN] * 3 + [graph_lib.WIN], (b, n)), jnp.int32)
+  return solved, graph.replace(
       visits=jnp.asarray(rng.integers(1, 20, (b, n)), jnp.int32),
       value_sum=jnp.asarray(rng.normal(size=(b, n)), jnp.float32),
       num_parents=jnp.asarray(rng.integers(1, 3, (b, n)), jnp.int32),
-      solved=jnp.asarray(rng.choice([graph_lib.UNKNOWN] * 3 + [graph_lib.WIN], (b, n)),
-                         jnp.int32),
       child=jnp.asarray(rng.integers(-1, n, (b, n, a)), jnp.int32),
       edge_visits=jnp.asarray(rng.integers(0, 10, (b, n, a)), jnp.int32),
       edge_q=jnp.asarray(rng.uniform(-1, 1, (b, n, a)), jnp.float32),
@@ -38,7 +37,7 @@ def test_batch_rule_matches_per_game_backup(mode, solver, starts):
   rng = np.random.default_rng(0)
   b, n, a, depth = 6, 40, 3, 32
   config = mcgs_jax.SearchConfig(num_simulations=8, backup=mode, solver=solver, max_depth=depth)
-  graph = _random_graph(rng, b, n, a)
+  solved, graph = _random_graph(rng, b, n, a)
   nodes = jnp.asarray(np.stack([rng.permutation(n)[:depth] for _ in range(b)]), jnp.int32)
   actions = jnp.asarray(rng.integers(0, a, (b, depth)), jnp.int32)
   length = jnp.asarray([0, 1, 7, 16, 17, 32], jnp.int32)
@@ -48,14 +47,17 @@ def test_batch_rule_matches_per_game_backup(mode, solver, starts):
                       graph_lib.TERMINAL_EDGE, graph_lib.RUNNING, graph_lib.DEPTH_LIMIT],
                      jnp.int32)
   one = functools.partial(backup.backup_stop, config=config)
+  # The solver's codes (`plugins.Plugins.proofs`), None without it.
+  codes = solved if solver else None
   batched, batched_leaf = jax.jit(jax.vmap(
-      lambda g, p, x, l, v, s, k: one(g, p, x, l, v, start=s, kind=k)))(
-          graph, nodes, actions, length, leaf, start, kind)
+      lambda g, p, x, l, v, s, k, c: one(g, p, x, l, v, start=s, kind=k, solved=c)))(
+          graph, nodes, actions, length, leaf, start, kind, codes)
   for i in range(b):
     game = jax.tree.map(lambda x: x[i], graph)
     single, single_leaf = jax.jit(
-        lambda g, p, x, l, v, s, k: one(g, p, x, l, v, start=s, kind=k))(
-            game, nodes[i], actions[i], length[i], leaf[i], start[i], kind[i])
+        lambda g, p, x, l, v, s, k, c: one(g, p, x, l, v, start=s, kind=k, solved=c))(
+            game, nodes[i], actions[i], length[i], leaf[i], start[i], kind[i],
+            None if codes is None else codes[i])
     np.testing.assert_array_equal(batched_leaf[i], single_leaf)
     for field in ("visits", "value_sum", "edge_visits", "edge_q"):
       np.testing.assert_array_equal(getattr(batched, field)[i], getattr(single, field), field)

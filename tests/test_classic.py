@@ -38,7 +38,7 @@ def _search(config, seed=0):
 def _one_game_graph(num_nodes, num_actions, amaf=False):
   """An empty graph of ONE game (unbatched view), dummy embedding."""
   graph = graph_lib.empty(1, num_nodes, num_actions, 8, jnp.zeros((1, 1)),
-                          amaf_actions=num_actions if amaf else 0)
+                          [(rave.NAME, rave.AmafState)] if amaf else [])
   return jax.tree.map(lambda x: x[0], graph)
 
 
@@ -56,12 +56,20 @@ def test_bad_classic_switches_are_refused(bad):
 @pytest.mark.slow
 def test_amaf_arrays_exist_only_with_rave():
   plain = _search(mcgs_jax.SearchConfig(num_simulations=8))
-  assert plain.graph.amaf_visits.shape == (2, 9, 0) and plain.graph.amaf_q.shape == (2, 9, 0)
+  assert rave.NAME not in plain.graph.enhancements
   with_rave = _search(mcgs_jax.SearchConfig(num_simulations=8, rave=True))
-  assert with_rave.graph.amaf_visits.shape == (2, 9, 9)
+  assert _amaf(with_rave.graph).visits.shape == (2, 9, 9)
 
 
 # ------------------------------------------------------------------ AMAF/RAVE
+
+
+def _amaf(graph):
+  return graph.enhancements[rave.NAME]
+
+
+def _with_amaf(graph, **fields):
+  return graph_lib.with_state(graph, rave.NAME, _amaf(graph).replace(**fields))
 
 
 def test_amaf_update_credits_the_movers_later_moves_once():
@@ -72,10 +80,10 @@ def test_amaf_update_credits_the_movers_later_moves_once():
   actions = jnp.array([0, 1, 2, 0, 0, 0], jnp.int32)
   graph = graph.replace(edge_discount=graph.edge_discount.at[nodes[:4], actions[:4]].set(-1.0))
   # An earlier outcome at the root's action 2: count 1, value -1.
-  graph = graph.replace(amaf_visits=graph.amaf_visits.at[0, 2].set(1),
-                        amaf_q=graph.amaf_q.at[0, 2].set(-1.0))
+  graph = _with_amaf(graph, visits=_amaf(graph).visits.at[0, 2].set(1),
+                     q=_amaf(graph).q.at[0, 2].set(-1.0))
   out = rave.update(graph, nodes, actions, jnp.int32(4), jnp.float32(0.5), jnp.int32(0))
-  n, q = np.asarray(out.amaf_visits), np.asarray(out.amaf_q)
+  n, q = np.asarray(_amaf(out).visits), np.asarray(_amaf(out).q)
   # Values along the path for each node's mover: n3 0.5, n2 -0.5, n1 0.5, root -0.5.
   # Root (mover X): X played actions 0 (twice: counted once) and 2.
   np.testing.assert_array_equal(n[0], [1, 0, 2])
@@ -90,17 +98,17 @@ def test_amaf_update_credits_the_movers_later_moves_once():
   np.testing.assert_allclose(q[3], [0.5, 0.0, 0.0])
   # A disconnected trajectory (start 2) leaves the nodes above alone.
   out = rave.update(graph, nodes, actions, jnp.int32(4), jnp.float32(0.5), jnp.int32(2))
-  np.testing.assert_array_equal(np.asarray(out.amaf_visits)[:2], np.asarray(graph.amaf_visits)[:2])
+  np.testing.assert_array_equal(np.asarray(_amaf(out).visits)[:2],
+                                np.asarray(_amaf(graph).visits)[:2])
 
 
 def test_rave_blend_follows_the_beta_schedule():
   graph = _one_game_graph(2, 3, amaf=True)
-  graph = graph.replace(amaf_visits=graph.amaf_visits.at[0].set(jnp.array([0, 4, 6])),
-                        amaf_q=graph.amaf_q.at[0].set(jnp.array([0.9, 0.8, -0.4])))
-  config = mcgs_jax.SearchConfig(rave=True, rave_b=0.5)
+  graph = _with_amaf(graph, visits=_amaf(graph).visits.at[0].set(jnp.array([0, 4, 6])),
+                     q=_amaf(graph).q.at[0].set(jnp.array([0.9, 0.8, -0.4])))
   q = jnp.array([0.3, -1.0, 0.2])
   visits = jnp.array([2.0, 0.0, 3.0])
-  out = np.asarray(rave.blend(graph, jnp.int32(0), q, visits, config))
+  out = np.asarray(rave.blend(graph, jnp.int32(0), q, visits, rave_b=0.5))
   beta = 6 / (3 + 6 + 4 * 0.25 * 3 * 6)
   np.testing.assert_allclose(out, [0.3, 0.8, (1 - beta) * 0.2 + beta * -0.4], rtol=1e-6)
 
@@ -113,8 +121,8 @@ def test_rave_search_keeps_amaf_counts_at_least_the_visits_and_changes_selection
   for b in range(2):
     n = int(used[b])
     # The path's own move counts for AMAF: N~ >= N on every edge.
-    assert np.all(graph.amaf_visits[b, :n] >= graph.edge_visits[b, :n])
-    assert np.any(graph.amaf_visits[b, :n] > graph.edge_visits[b, :n])
+    assert np.all(_amaf(graph).visits[b, :n] >= graph.edge_visits[b, :n])
+    assert np.any(_amaf(graph).visits[b, :n] > graph.edge_visits[b, :n])
   plain = _search(mcgs_jax.SearchConfig(num_simulations=40, backup="tree"))
   assert not np.array_equal(plain.visit_counts, out.visit_counts)
 
@@ -129,9 +137,9 @@ def test_rave_graph_survives_reuse():
   assert np.all(kept)
   for b in range(2):
     child = int(out.graph.child[b, 0, action[b]])
-    np.testing.assert_array_equal(new.amaf_visits[b, 0], out.graph.amaf_visits[b, child])
-    np.testing.assert_array_equal(new.amaf_q[b, 0], out.graph.amaf_q[b, child])
-    assert np.all(new.amaf_visits[b, int(new.nodes_used[b]):] == 0)
+    np.testing.assert_array_equal(_amaf(new).visits[b, 0], _amaf(out.graph).visits[b, child])
+    np.testing.assert_array_equal(_amaf(new).q[b, 0], _amaf(out.graph).q[b, child])
+    assert np.all(_amaf(new).visits[b, int(new.nodes_used[b]):] == 0)
 
 
 # ----------------------------------------------------------- node expansion
@@ -175,8 +183,8 @@ def test_probability_expansion_rule():
   graph = graph.replace(edge_visits=graph.edge_visits.at[0].set(jnp.array([5, 0, 0])),
                         prior=graph.prior.at[0].set(jnp.array([0.6, 0.1, 0.3])))
   def ready(action, threshold):
-    config = mcgs_jax.SearchConfig(expansion_policy="probability", expansion_threshold=threshold)
-    return bool(expansion_policy.ready(graph, jnp.int32(0), jnp.int32(action), config))
+    return bool(expansion_policy.ready(graph, jnp.int32(0), jnp.int32(action),
+                                       policy="probability", threshold=threshold))
   # Action 1: prior 0.1, share (0 + 1) / (5 + 1) = 1/6.
   assert ready(1, 0.16) and not ready(1, 0.17)
   # Action 2: the prior 0.3 beats the share 1/6.

@@ -186,12 +186,13 @@ def test_reroot_redraws_noise_and_rebases_the_schedule():
   reroot = jax.jit(mcgs_jax.reroot, static_argnames=STATIC)
   graph = reroot(None, jax.random.PRNGKey(1), out.graph, out.action, next_state, env,
                  eval_fn, config)
-  base = np.asarray(graph.root_base_visits)
+  own, before = graph.enhancements["gumbel"], out.graph.enhancements["gumbel"]
+  base = np.asarray(own.base_visits)
   assert base.sum() > 0
   np.testing.assert_array_equal(base, graph.edge_visits[:, 0])
-  assert not np.allclose(graph.root_gumbel, out.graph.root_gumbel)
+  assert not np.allclose(own.noise, before.noise)
   legal = np.asarray(graph.child[:, 0] != graph_lib.ILLEGAL)
-  assert np.all(np.asarray(graph.root_gumbel)[legal] != 0)
+  assert np.all(np.asarray(own.noise)[legal] != 0)
   # One program each, not op-by-op dispatch (most of this test's time).
   run = jax.jit(lambda *a: mcgs_jax.summarize(mcgs_jax.run_simulations(*a), config),
                 static_argnums=(3, 4, 5))
@@ -202,7 +203,9 @@ def test_reroot_redraws_noise_and_rebases_the_schedule():
   # 4 x 4, then 2 x 8 more visits.
   assert sorted(added[0][added[0] > 0].tolist()) == [4, 4, 12, 12]
   advanced, _ = jax.jit(mcgs_jax.advance, static_argnums=2)(out.graph, out.action, config)
-  assert np.all(np.asarray(advanced.root_gumbel) == 0)
+  assert np.all(np.asarray(advanced.enhancements["gumbel"].noise) == 0)
+  np.testing.assert_array_equal(advanced.enhancements["gumbel"].base_visits,
+                                advanced.edge_visits[:, 0])
 
 
 def test_leaves_per_step_follow_the_schedule():

@@ -10,6 +10,7 @@ import pytest
 from mcgs_jax import envs
 import mcgs_jax
 from mcgs_jax import graph as graph_lib
+from mcgs_jax import rules
 from mcgs_jax import selection
 from tests import invariants
 from tests.fake_evals import RandomEval
@@ -43,8 +44,9 @@ def test_katago_uses_at_most_40_percent_of_the_tree_nodes_on_nim():
 
 
 def _katago_value(g, b, node, config):
-  q = np.asarray(graph_lib.edge_values(jax.tree.map(lambda x: x[b], g), jnp.int32(node),
-                                          with_proofs=config.solver))
+  game = jax.tree.map(lambda x: x[b], g)
+  q = np.asarray(graph_lib.edge_values(
+      game, jnp.int32(node), game.enhancements["solver"].solved if config.solver else None))
   n = g.edge_visits[b, node].astype(np.float64)
   return (g.nn_value[b, node] + (n * q).sum()) / (1 + n.sum())
 
@@ -82,9 +84,9 @@ def test_katago_selection_reads_the_childs_current_value():
   g = jax.tree.map(lambda x: x[0], out.graph)
   action = int(jnp.argmax(g.edge_visits[0]))
   child = int(g.child[0, action])
-  before = selection.puct_scores(g, jnp.int32(0), config)
+  before = selection.puct_scores(g, jnp.int32(0), config, rules.of(config))
   moved = g.replace(value_sum=g.value_sum.at[child].add(0.5 * g.visits[child]))
-  after = selection.puct_scores(moved, jnp.int32(0), config)
+  after = selection.puct_scores(moved, jnp.int32(0), config, rules.of(config))
   delta = np.asarray(after - before)
   # V(child) rose by 0.5 for its mover: the parent's Q falls by 0.5 (discount -1).
   np.testing.assert_allclose(delta[action], 0.5 * float(g.edge_discount[0, action]), atol=1e-5)

@@ -5,6 +5,7 @@ only when the config turns it on."""
 
 import ast
 import collections
+import dataclasses
 import functools
 import pathlib
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from mcgs_jax import envs
 import mcgs_jax
+from mcgs_jax import rules
 from tests import variants
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -128,11 +130,50 @@ def test_phases_keep_to_their_rooms():
   assert "mcgs_jax.selection" not in graph["mcgs_jax.expansion"]
   assert "mcgs_jax.backup" in graph["mcgs_jax.expansion"]
   assert not graph["mcgs_jax.backup"] & {"mcgs_jax.selection", "mcgs_jax.expansion"}
-  # The rules (with the move filter) and the exploration plans lie below the
-  # phases that use them.
-  assert graph["mcgs_jax.selection"] >= {"mcgs_jax.rules", "mcgs_jax.exploration"}
-  assert not (graph["mcgs_jax.rules"] | graph["mcgs_jax.exploration"]) & {
-      "mcgs_jax.selection", "mcgs_jax.expansion", "mcgs_jax.backup"}
+  # The plug-ins' contract (with the move filter) lies below the phases that
+  # take it; the rules that assemble it, above them.
+  assert graph["mcgs_jax.selection"] >= {"mcgs_jax.plugins"}
+  assert not graph["mcgs_jax.plugins"] & {
+      "mcgs_jax.selection", "mcgs_jax.expansion", "mcgs_jax.backup", "mcgs_jax.rules"}
+
+
+# The engine: the phases and the graph. Enhancements plug into it
+# (`plugins.Plugins`, assembled by `rules`); it imports none of them.
+ENGINE_MODULES = ("selection", "expansion", "backup", "graph", "hash_table", "plugins")
+
+
+def test_the_engine_imports_no_enhancement():
+  graph = _imports()
+  assert graph["mcgs_jax.rules"] >= {f"mcgs_jax.{m}" for m in ("solver", "gumbel", "rave")}
+  enhancements = {f"mcgs_jax.{m}" for m in ENHANCEMENT_MODULES} | {"mcgs_jax.rules"}
+  for module in ENGINE_MODULES:
+    # At any depth: what an engine module imports imports no enhancement either.
+    seen, todo = set(), [f"mcgs_jax.{module}"]
+    while todo:
+      name = todo.pop()
+      for dep in graph[name] - seen:
+        seen.add(dep)
+        todo.append(dep)
+    assert not seen & enhancements, (module, sorted(seen & enhancements))
+
+
+def test_the_graph_keeps_the_core_and_the_enhancements_their_own_state():
+  fields = [f.name for f in dataclasses.fields(mcgs_jax.graph.Graph)]
+  assert len(fields) <= 15, fields
+  assert not {"solved", "bounds", "pruned", "amaf_visits", "root_gumbel"} & set(fields)
+  env = envs.make("nim-piles:1,2")
+  state = env.init(jax.random.PRNGKey(0), batch_size=1)
+
+  def records(**switches):
+    config = mcgs_jax.SearchConfig(num_simulations=2, **switches)
+    out = jax.eval_shape(functools.partial(mcgs_jax.search, env=env, eval_fn=envs.uniform_eval(env),
+                                           config=config), None, jax.random.PRNGKey(0), state)
+    return set(out.graph.enhancements)
+
+  assert records() == set()
+  assert records(solver=True, root_policy="gumbel", rave=True,
+                 progressive_pruning="hard") == {"solver", "gumbel", "rave", "pruning"}
+  assert records(progressive_pruning="soft") == set()   # soft pruning keeps no mask
 
 
 def test_the_checker_sees_a_loop():
@@ -148,8 +189,8 @@ def test_the_checker_sees_a_loop():
 # entered only where the config turns it on.
 # The config resolves what follows from its fields on construction: tracing
 # reads attributes, no code of `config`.
-DEFAULT_SEARCH_MODULES = {"engine", "rules", "selection", "expansion", "backup", "graph",
-                          "hash_table", "model", "policies"}
+DEFAULT_SEARCH_MODULES = {"engine", "rules", "plugins", "selection", "expansion", "backup",
+                          "graph", "hash_table", "model", "policies"}
 ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solver=True),
                        "pruning": dict(progressive_pruning="soft"), "rave": dict(rave=True),
                        "depth_i": dict(depth_i=1), "leaves": dict(leaves_per_step=2),
@@ -171,6 +212,7 @@ def _entered(**fields) -> set[str]:
     if event == "call" and frame.f_code.co_filename.startswith(package):
       entered.add(pathlib.Path(frame.f_code.co_filename).stem)
 
+  rules.of.cache_clear()   # a cached assembly would run no code of `rules`
   sys.settrace(note)
   try:
     jax.eval_shape(search, None, jax.random.PRNGKey(0), state)   # traced, not compiled

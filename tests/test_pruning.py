@@ -48,34 +48,35 @@ def test_soft_pruning_drops_a_statistically_inferior_move():
   off = mcgs_jax.SearchConfig(num_simulations=8)
   soft = mcgs_jax.SearchConfig(num_simulations=8, progressive_pruning="soft")
   g = root_graph(soft)
-  assert np.all(np.isfinite(selection.puct_scores(g, jnp.int32(0), off)))
-  scores = np.asarray(selection.puct_scores(g, jnp.int32(0), soft))
+  assert np.all(np.isfinite(selection.puct_scores(g, jnp.int32(0), off, rules.of(off))))
+  scores = np.asarray(selection.puct_scores(g, jnp.int32(0), soft, rules.of(soft)))
   # [0.5 -+ 0.061] against [-0.5 -+ 0.061]: move 1 goes; move 2 (5 visits) may not.
   assert np.isneginf(scores[1]) and np.isfinite(np.delete(scores, 1)).all()
   # Wide intervals (r_d = 10: +- 0.61) overlap: nothing goes.
   wide = mcgs_jax.SearchConfig(num_simulations=8, progressive_pruning="soft", pruning_r_d=10.0)
-  assert np.isfinite(selection.puct_scores(g, jnp.int32(0), wide)).all()
+  assert np.isfinite(selection.puct_scores(g, jnp.int32(0), wide, rules.of(wide))).all()
   # Above 7 moves * 50 visits the node prunes nothing.
   capped = mcgs_jax.SearchConfig(num_simulations=8, progressive_pruning="soft",
                                  pruning_max_visits_per_move=50)
-  assert np.isfinite(selection.puct_scores(g, jnp.int32(0), capped)).all()
+  assert np.isfinite(selection.puct_scores(g, jnp.int32(0), capped, rules.of(capped))).all()
   # Soft: once move 1 is no longer inferior it comes back.
   back = g.replace(edge_q=g.edge_q.at[0, 1].set(0.45))
-  assert np.isfinite(selection.puct_scores(back, jnp.int32(0), soft)).all()
+  assert np.isfinite(selection.puct_scores(back, jnp.int32(0), soft, rules.of(soft))).all()
 
 
 def test_hard_pruning_is_for_good_and_never_takes_every_move():
   hard = mcgs_jax.SearchConfig(num_simulations=8, progressive_pruning="hard")
   g = root_graph(hard)
-  assert g.pruned.shape == g.edge_visits.shape
+  assert g.enhancements["pruning"].pruned.shape == g.edge_visits.shape
   assert mcgs_jax.SearchConfig().hard_pruning is False
   path = jnp.zeros((hard.max_depth,), jnp.int32)
   allowed = lambda graph, node: rules.allowed_moves(graph, node, hard)
   g = pruning.update_hard_pruning(g, path, jnp.int32(1), allowed, hard)
-  np.testing.assert_array_equal(g.pruned[0], [False, True] + [False] * 5)
-  assert g.pruned[1:].sum() == 0
+  pruned = g.enhancements["pruning"].pruned
+  np.testing.assert_array_equal(pruned[0], [False, True] + [False] * 5)
+  assert pruned[1:].sum() == 0
   back = g.replace(edge_q=g.edge_q.at[0, 1].set(0.45))
-  assert np.isneginf(selection.puct_scores(back, jnp.int32(0), hard)[1])
+  assert np.isneginf(selection.puct_scores(back, jnp.int32(0), hard, rules.of(hard))[1])
   # A mask over every allowed move is ignored.
   only = jnp.zeros(7, bool).at[1].set(True)
   np.testing.assert_array_equal(pruning.keep_unpruned(g, jnp.int32(0), only, hard), only)
@@ -91,7 +92,7 @@ def test_pruning_searches_keep_the_graph_invariants(mode):
     invariants.check_graph(out.graph, b, config)
     assert out.stats["simulations"][b] == 160
   if mode == "hard":
-    pruned = out.graph.pruned
+    pruned = out.graph.enhancements["pruning"].pruned
     assert pruned.sum() > 0
     # Only moves with enough visits were pruned, and a node keeps a move.
     assert np.all(out.graph.edge_visits[pruned] >= 4)

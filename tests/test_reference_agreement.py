@@ -52,8 +52,12 @@ def assert_same_graph(g, b, ref):
   # One host copy of game b's arrays as Python lists: the walk reads each
   # entry once, and indexing numpy per scalar would dominate the test.
   visits, value_sum = g.visits[b].tolist(), g.value_sum[b].tolist()
-  num_parents, solved_codes = g.num_parents[b].tolist(), g.solved[b].tolist()
-  end_in_ply, child = g.end_in_ply[b].tolist(), g.child[b].tolist()
+  proofs = g.enhancements.get("solver")
+  num_parents, child = g.num_parents[b].tolist(), g.child[b].tolist()
+  # Without the solver every node is UNKNOWN.
+  solved_codes = (proofs.solved[b].tolist() if proofs is not None
+                  else [graph_lib.UNKNOWN] * len(num_parents))
+  end_in_ply = proofs.end_in_ply[b].tolist() if proofs is not None else [0] * len(num_parents)
   edge_visits, edge_q = g.edge_visits[b].tolist(), g.edge_q[b].tolist()
   solved = {None: graph_lib.UNKNOWN, reference_mcgs.WIN: graph_lib.WIN,
             reference_mcgs.LOSS: graph_lib.LOSS, reference_mcgs.DRAW: graph_lib.DRAW}
@@ -172,7 +176,8 @@ def test_nim_katago_with_solver_agrees_with_reference():
   states = [NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
   config = mcgs_jax.SearchConfig(num_simulations=150, backup="katago", solver=True)
   g, _ = run_agreement(NIM, states, config, HashEval(NIM.num_actions))
-  assert (g.solved[0, :int(g.nodes_used[0])] != graph_lib.UNKNOWN).sum() >= 5
+  solved = g.enhancements["solver"].solved
+  assert (solved[0, :int(g.nodes_used[0])] != graph_lib.UNKNOWN).sum() >= 5
 
 
 @pytest.mark.parametrize("backup", ["mcgs", "tree", "tt_cache"])

@@ -36,7 +36,7 @@ PILES = [(1, 3, 5), (1, 2, 4)]
 SIMS = 48
 NODE_FIELDS = [f.name for f in dataclasses.fields(graph_lib.Graph)
                if f.name not in graph_lib.GAME_FIELDS]
-COMPARED = ("visits", "value_sum", "nn_value", "prior", "key", "solved", "end_in_ply",
+COMPARED = ("visits", "value_sum", "nn_value", "prior", "key",
             "edge_visits", "edge_q", "edge_reward", "edge_discount")
 
 
@@ -216,7 +216,7 @@ def test_node_fields_move_with_their_nodes():
   tagged = TaggedGraph(**{f.name: getattr(device_out.graph, f.name)
                           for f in dataclasses.fields(graph_lib.Graph)},
                        tag=jnp.stack([ids, -ids], axis=-1).astype(jnp.float32))
-  tagged = tagged.replace(end_in_ply=jnp.asarray(ids + 7))
+  tagged = tagged.replace(nn_value=jnp.asarray(ids + 7, jnp.float32))
   action = best_stored_action(old)
   new, kept = jax.device_get(advance_jit(tagged, action, config))
   assert isinstance(new, TaggedGraph) and np.all(kept)
@@ -224,10 +224,10 @@ def test_node_fields_move_with_their_nodes():
     start = int(old.child[b, 0, action[b]])
     order = [start] + sorted(reachable(old.child[b], start) - {start})
     used = len(order)
-    np.testing.assert_array_equal(new.end_in_ply[b, :used], ids[b, order] + 7)
+    np.testing.assert_array_equal(new.nn_value[b, :used], ids[b, order] + 7)
     np.testing.assert_array_equal(new.tag[b, :used, 0], ids[b, order])
     np.testing.assert_array_equal(new.tag[b, :used, 1], -ids[b, order])
-    assert np.all(new.end_in_ply[b, used:] == 0) and np.all(new.tag[b, used:] == 0)
+    assert np.all(new.nn_value[b, used:] == 0) and np.all(new.tag[b, used:] == 0)
   bad = tagged.replace(tag=jnp.zeros((b_n[0], 3)))
   with pytest.raises(ValueError, match="tag"):
     mcgs_jax.advance(bad, action, config)

@@ -42,7 +42,7 @@ def test_nim_solver_agrees_with_reference(backup):
   states = [NIM.init(jax.random.PRNGKey(0)), NIM.step(NIM.init(jax.random.PRNGKey(0)), 15)]
   config = mcgs_jax.SearchConfig(num_simulations=250, backup=backup, solver=True)
   g, kinds = run_agreement(NIM, states, config, HashEval(NIM.num_actions))
-  assert (g.solved != graph_lib.UNKNOWN).sum() > 20
+  assert (solver.state(g).solved != graph_lib.UNKNOWN).sum() > 20
   if backup == "mcgs":
     assert "solved" in kinds
 
@@ -52,7 +52,7 @@ def test_tictactoe_solver_agrees_with_reference():
   states = [tictactoe.from_moves([4, 0]), tictactoe.from_moves([0, 4, 8])]
   config = mcgs_jax.SearchConfig(num_simulations=250, solver=True)
   g, kinds = run_agreement(TTT, states, config, HashEval(9))
-  codes = set(np.unique(g.solved).tolist())
+  codes = set(np.unique(solver.state(g).solved).tolist())
   assert {graph_lib.WIN, graph_lib.LOSS, graph_lib.DRAW} <= codes
   assert "solved" in kinds
 
@@ -82,8 +82,8 @@ def _check_proofs(env, positions, config, exact_of):
     assert out.root_value[b] == exact_of(state)
     invariants.check_graph(g, b, config)
     used = int(g.nodes_used[b])
-    for i in np.flatnonzero(g.solved[b, :used] != graph_lib.UNKNOWN):
-      assert SIGN_OF[int(g.solved[b, i])] == exact_of(g.key[b, i]), f"wrong proof at node {i}"
+    for i in np.flatnonzero(solver.state(g).solved[b, :used] != graph_lib.UNKNOWN):
+      assert SIGN_OF[int(solver.state(g).solved[b, i])] == exact_of(g.key[b, i]), f"wrong proof at node {i}"
   # The search stopped once every root was proven.
   assert int(out.stats.simulations.max()) < config.num_simulations
   return out
@@ -147,7 +147,7 @@ def test_every_node_on_the_path_is_up_to_date_after_each_simulation():
                    env, eval_fn, config)
   links_to_proven = multi_level = 0
   for i in range(4000):
-    before = np.asarray(graph.solved[0])
+    before = np.asarray(solver.state(graph).solved[0])
     graph, sel = simulate_jit(None, jax.random.PRNGKey(i), graph, env, eval_fn, config)
     (g, s), (state, plies) = jax.device_get(((graph, sel), _recomputed(graph)))
     length = int(s.length[0])
@@ -156,15 +156,15 @@ def test_every_node_on_the_path_is_up_to_date_after_each_simulation():
     last_child = int(g.child[0, s.parent[0], s.action[0]])
     nodes = [int(n) for n in s.path_nodes[0, :length]] + ([last_child] if last_child >= 0 else [])
     for node in nodes:
-      assert state[node] == g.solved[0, node], f"simulation {i}: node {node} stale"
+      assert state[node] == solver.state(g).solved[0, node], f"simulation {i}: node {node} stale"
       if state[node] != graph_lib.UNKNOWN:
-        assert plies[node] == g.end_in_ply[0, node]
-    newly = (g.solved[0] != graph_lib.UNKNOWN) & (before == graph_lib.UNKNOWN)
+        assert plies[node] == solver.state(g).end_in_ply[0, node]
+    newly = (solver.state(g).solved[0] != graph_lib.UNKNOWN) & (before == graph_lib.UNKNOWN)
     multi_level += newly.sum() >= 3
     if (s.kind[0] == 1 and last_child >= 0 and before[last_child] != graph_lib.UNKNOWN
         and g.num_parents[0, last_child] > 1):
       links_to_proven += 1
-  assert g.solved[0, 0] == graph_lib.WIN   # nim-sum of (1, 2, 3, 4) is 4, not 0
+  assert solver.state(g).solved[0, 0] == graph_lib.WIN   # nim-sum of (1, 2, 3, 4) is 4, not 0
   assert links_to_proven > 0 and multi_level > 0, (links_to_proven, multi_level)
 
 
@@ -190,7 +190,7 @@ def test_solver_off_changes_nothing():
   state = envs.stack([tictactoe.from_moves([4, 0])])
   off = search_jit(None, jax.random.PRNGKey(0), state, TTT, HashEval(9),
                    mcgs_jax.SearchConfig(num_simulations=100))
-  assert int(off.graph.solved.max()) == graph_lib.UNKNOWN
+  assert "solver" not in off.graph.enhancements
   assert int(off.stats.solved_visits[0]) == 0
 
 
@@ -247,7 +247,7 @@ def test_score_bounds_prove_draws_sooner():
   g = jax.device_get(out.graph)
   for b in range(2):
     child = int(g.child[b, 0, int(out.action[b])])
-    assert child >= 0 and g.solved[b, child] == graph_lib.DRAW
+    assert child >= 0 and solver.state(g).solved[b, child] == graph_lib.DRAW
 
 
 @pytest.mark.slow
@@ -264,16 +264,16 @@ def test_score_bounds_hold_the_exact_values():
   positions = _random_positions(TTT, plies=[1, 2, 3, 4], count=8, seed=3)
   out = _bounds_search(positions, 600)
   g = jax.device_get(out.graph)
-  pess, opt, end = (np.asarray(x) for x in solver.unpack(g.bounds))
+  pess, opt, end = (np.asarray(x) for x in solver.unpack(solver.state(g).bounds))
   partial = 0
   for b in range(len(positions)):
     used = int(g.nodes_used[b])
     for i in range(used):
       exact = values[_key_int(g.key[b, i])]
       assert pess[b, i] <= exact <= opt[b, i], (b, i, pess[b, i], opt[b, i], exact)
-      if g.solved[b, i] != graph_lib.UNKNOWN:
-        assert SIGN_OF[int(g.solved[b, i])] == exact and pess[b, i] == opt[b, i] == exact
-        assert end[b, i] == g.end_in_ply[b, i]
+      if solver.state(g).solved[b, i] != graph_lib.UNKNOWN:
+        assert SIGN_OF[int(solver.state(g).solved[b, i])] == exact and pess[b, i] == opt[b, i] == exact
+        assert end[b, i] == solver.state(g).end_in_ply[b, i]
       else:
         assert pess[b, i] < opt[b, i]
         partial += (pess[b, i], opt[b, i]) != (-1, 1)
@@ -285,8 +285,8 @@ def test_score_bounds_hold_the_exact_values():
 def test_exact_win_stores_no_partial_bounds():
   out = _bounds_search([tictactoe.from_moves([4, 0])], 300, bounds=False)
   g = jax.device_get(out.graph)
-  pess, opt, _ = (np.asarray(x) for x in solver.unpack(g.bounds))
-  unproven = g.solved[0] == graph_lib.UNKNOWN
+  pess, opt, _ = (np.asarray(x) for x in solver.unpack(solver.state(g).bounds))
+  unproven = solver.state(g).solved[0] == graph_lib.UNKNOWN
   assert np.all(pess[0][unproven] == -1) and np.all(opt[0][unproven] == 1)
   assert np.any(~unproven[:int(g.nodes_used[0])])
 
