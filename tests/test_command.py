@@ -15,8 +15,6 @@ import mcgs_jax
 from mcgs_jax.experiments import __main__ as command
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# Run by bench-compare as a script in another checkout, not by users.
-INTERNAL = {"bench_worker"}
 
 
 def _run(argv, cwd, timeout=120):
@@ -26,7 +24,7 @@ def _run(argv, cwd, timeout=120):
 
 def test_every_command_line_is_a_subcommand():
   modules = {p.stem for p in (ROOT / "experiments").glob("*.py") if not p.stem.startswith("_")}
-  assert {name.replace("-", "_") for name in command.COMMANDS} == modules - INTERNAL
+  assert {name.replace("-", "_") for name in command.COMMANDS} == modules
 
 
 def test_arguments_are_checked_before_jax_loads(tmp_path):

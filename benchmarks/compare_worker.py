@@ -1,4 +1,5 @@
-"""The measuring process of `mcgs_jax.experiments.bench_compare` (one per tree).
+"""The measuring process of `mcgs-jax bench-compare` (one per tree,
+`mcgs_jax.benchmarks.compare`).
 
 Run as a script with the tree on PYTHONPATH; it imports only the public API
 every tree compared shares, so a base commit runs the same measurement.
@@ -23,8 +24,8 @@ import mcgs_jax
 from mcgs_jax.learning import selfplay
 from mcgs_jax.networks import MLP, MLPEval, init_params
 
-FULL = dict(batch=1024, sims=64, selfplay_batch=256, selfplay_moves=8)
-QUICK = dict(batch=16, sims=8, selfplay_batch=8, selfplay_moves=2)
+FULL = dict(batch=1024, sims=64, enhanced_batch=256, selfplay_batch=256, selfplay_moves=8)
+QUICK = dict(batch=16, sims=8, enhanced_batch=8, selfplay_batch=8, selfplay_moves=2)
 
 
 def network_only(params, state, env, eval_fn, num_steps):
@@ -42,8 +43,15 @@ def network_only(params, state, env, eval_fn, num_steps):
   return values[-1]
 
 
-def make_cells(shape):
-  """name -> a zero-argument callable whose result is blocked on."""
+def make_cells(shape: dict) -> dict:
+  """The key cells.
+
+  Args:
+    shape: FULL or QUICK.
+
+  Returns:
+    name -> a zero-argument callable whose result is blocked on.
+  """
   env = envs.make("connect4")
   network = MLP(num_actions=env.num_actions, hidden_sizes=(128, 128))
   eval_fn = MLPEval(network)
@@ -86,6 +94,8 @@ def make_cells(shape):
       "puct-b1": search_cell(1),
       f"puct-b{batch}": search_cell(batch),
       f"gumbel-b{batch}": search_cell(batch, root_policy="gumbel"),
+      f"solver-b{shape['enhanced_batch']}": search_cell(shape["enhanced_batch"], solver=True),
+      f"rave-b{shape['enhanced_batch']}": search_cell(shape["enhanced_batch"], rave=True),
       f"floor-b{batch}": lambda: floor(params, root),
       "puct-selfplay": selfplay_cell(gumbel=False),
       "gumbel-selfplay": selfplay_cell(gumbel=True),

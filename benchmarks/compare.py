@@ -1,0 +1,144 @@
+"""Two trees' hot paths, interleaved in one run (the library of `mcgs-jax bench-compare`).
+
+One worker process per tree (`compare_worker.py`, copied out of this tree so
+that the base runs the same measuring code; it calls only the public API
+both trees share) compiles every key cell first, then the two workers take
+turns: round by round, cell by cell, one timed batch of calls each, the
+first of the two alternating, so that load from elsewhere falls on both
+alike. Only one worker runs at a time. The key cells are the worker's
+(`compare_worker.make_cells`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from mcgs_jax.benchmarks import layout
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare_worker.py")
+FIELDS = ("cell", "base_ms", "work_ms", "ratio", "ratio_min", "ratio_max", "rounds")
+
+
+class Worker:
+  """A measuring process over one tree, driven line by line (`compare_worker`)."""
+
+  def __init__(self, tree: str, quick: bool, label: str):
+    self.label = label
+    folder = tempfile.mkdtemp(prefix=f"bench-{label}-")
+    # The tree laid out as installed, first on the path: the worker imports
+    # this tree's subpackages too, not the installed checkout's.
+    packages = layout.link(tree, os.path.join(folder, "packages"))
+    env = dict(os.environ, PYTHONPATH=str(packages), PYTHONUNBUFFERED="1")
+    script = os.path.join(folder, "compare_worker.py")
+    shutil.copy(WORKER, script)   # the same measuring code for both trees
+    self.process = subprocess.Popen([sys.executable, script] + (["--quick"] if quick else []),
+                                    cwd=tree, env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, text=True)
+
+  def ask(self, command: str) -> dict:
+    self.process.stdin.write(command + "\n")
+    self.process.stdin.flush()
+    while True:
+      line = self.process.stdout.readline()
+      if not line:
+        raise RuntimeError(f"the {self.label} worker ended (exit {self.process.wait()})")
+      if line.startswith("{"):
+        return json.loads(line)
+
+  def close(self) -> None:
+    try:
+      self.process.stdin.write("quit\n")
+      self.process.stdin.flush()
+    except OSError:
+      pass
+    self.process.wait(timeout=60)
+
+
+def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bool) -> list[dict]:
+  """The key cells of both trees, interleaved.
+
+  Args:
+    base_tree: the base checkout's folder.
+    work_tree: the working checkout's folder.
+    rounds: interleaved rounds.
+    repeats: timed calls per cell and turn.
+    quick: tiny shapes.
+
+  Returns:
+    One row per cell (`FIELDS`), then the `overhead` rows of each tree.
+  """
+  workers = {"base": Worker(base_tree, quick, "base"), "work": Worker(work_tree, quick, "work")}
+  try:
+    cells = None
+    for name, worker in workers.items():
+      compiled = worker.ask("compile")
+      print(f"  {name}: compiled {', '.join(compiled['cells'])} "
+            f"({compiled['seconds']:.0f} s)", flush=True)
+      cells = compiled["cells"]
+    times = {(tree, cell): [] for tree in workers for cell in cells}
+    for round_index in range(rounds):
+      order = ("base", "work") if round_index % 2 == 0 else ("work", "base")
+      for cell in cells:
+        for tree in order:
+          times[tree, cell].append(workers[tree].ask(f"time {cell} {repeats}")["median_ms"])
+      print(f"  round {round_index + 1}/{rounds}: " + ", ".join(
+          f"{cell} {times['work', cell][-1] / times['base', cell][-1]:.2f}" for cell in cells),
+            flush=True)
+  finally:
+    for worker in workers.values():
+      worker.close()
+  rows = []
+  for cell in cells:
+    ratios = [w / b for w, b in zip(times["work", cell], times["base", cell])]
+    rows.append(dict(cell=cell, base_ms=statistics.median(times["base", cell]),
+                     work_ms=statistics.median(times["work", cell]),
+                     ratio=statistics.median(ratios), ratio_min=min(ratios),
+                     ratio_max=max(ratios), rounds=rounds))
+  floors = [c for c in cells if c.startswith("floor-b")]
+  searches = [c.replace("floor", "puct") for c in floors if c.replace("floor", "puct") in cells]
+  if floors and searches:
+    floor, search = floors[0], searches[0]
+    for tree in ("base", "work"):
+      overhead = [s / f for s, f in zip(times[tree, search], times[tree, floor])]
+      rows.append(dict(cell=f"overhead ({tree}: {search} / {floor})", base_ms=float("nan"),
+                       work_ms=float("nan"), ratio=statistics.median(overhead),
+                       ratio_min=min(overhead), ratio_max=max(overhead), rounds=rounds))
+  return rows
+
+
+def format_table(rows: list[dict]) -> str:
+  """The rows as a markdown table.
+
+  Args:
+    rows: `compare`'s rows.
+
+  Returns:
+    str.
+  """
+  lines = ["| cell | base ms | work ms | work / base (median of rounds) | min | max |",
+           "|---|---|---|---|---|---|"]
+  for r in rows:
+    ms = lambda v: "-" if v != v else f"{v:.2f}"
+    lines.append(f"| {r['cell']} | {ms(r['base_ms'])} | {ms(r['work_ms'])} | {r['ratio']:.3f} | "
+                 f"{r['ratio_min']:.3f} | {r['ratio_max']:.3f} |")
+  return "\n".join(lines)
+
+
+def write_csv(rows: list[dict], path: str) -> None:
+  """Writes `compare`'s rows (`FIELDS`) to `path`.
+
+  Args:
+    rows: `compare`'s rows.
+    path: the CSV's path (its folder is created).
+  """
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  with open(path, "w") as f:
+    f.write(",".join(FIELDS) + "\n")
+    for r in rows:
+      f.write(",".join(str(r[k]) if k != "cell" else json.dumps(r[k]) for k in FIELDS) + "\n")
