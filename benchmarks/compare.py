@@ -42,6 +42,14 @@ class Worker:
                                     stdout=subprocess.PIPE, text=True)
 
   def ask(self, command: str) -> dict:
+    """Sends one command line and waits for its JSON answer.
+
+    Args:
+      command: e.g. "compile", "time puct-b1 3".
+
+    Returns:
+      The answer, a dict.
+    """
     self.process.stdin.write(command + "\n")
     self.process.stdin.flush()
     while True:
@@ -52,6 +60,7 @@ class Worker:
         return json.loads(line)
 
   def close(self) -> None:
+    """Asks the worker to quit and waits for it."""
     try:
       self.process.stdin.write("quit\n")
       self.process.stdin.flush()

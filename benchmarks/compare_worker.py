@@ -29,7 +29,18 @@ QUICK = dict(batch=16, sims=8, enhanced_batch=8, selfplay_batch=8, selfplay_move
 
 
 def network_only(params, state, env, eval_fn, num_steps):
-  """`num_steps` batched network calls and env steps, nothing else."""
+  """`num_steps` batched network calls and env steps, nothing else.
+
+  Args:
+    params: the network's parameters.
+    state: a batch of env states [B].
+    env: the env.
+    eval_fn: the evaluator.
+    num_steps: S.
+
+  Returns:
+    f32[B], the last call's values.
+  """
 
   def body(state, _):
     logits, value = eval_fn(params, None, state)
@@ -103,6 +114,7 @@ def make_cells(shape: dict) -> dict:
 
 
 def main():
+  """Answers the commands of stdin (the module docstring) until `quit`."""
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()

@@ -22,6 +22,21 @@ SELFPLAY_EXTRA_CONTESTANTS = ("tree-noreuse", "tree-gumbel", "mcgs-gumbel-noreus
 SELFPLAY_FULL = dict(batch=256, simulations=64, moves=8)
 SELFPLAY_QUICK = dict(batch=64, simulations=16, moves=4)
 
+
+def selfplay_sizes(quick: bool, **given: int | None) -> dict:
+  """The self-play benchmark's batch, simulations and moves.
+
+  Args:
+    quick: `--quick`'s sizes as the defaults (else the full ones).
+    **given: batch, simulations, moves as given (None: the default).
+
+  Returns:
+    dict name -> int, every size.
+  """
+  defaults = SELFPLAY_QUICK if quick else SELFPLAY_FULL
+  return {name: value if given.get(name) is None else given[name]
+          for name, value in defaults.items()}
+
 # mcgs_jax.benchmarks.accuracy (`mcgs-jax connect4-accuracy`).
 ACCURACY_DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 # The backup modes but tt_cache, which is not one of this benchmark's

@@ -18,31 +18,9 @@ from typing import Sequence
 
 import mcgs_jax
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import names
 
-# Subcommand -> what it does, in the order `mcgs-jax --help` lists them.
-COMMANDS = {
-    "demo": "one Connect-4 search from the empty board, the graph next to a plain tree",
-    "train": "AlphaZero training with the graph search (rerun to resume)",
-    "play": "a game in the terminal against a trained agent (default: the shipped one)",
-    "arena": "Elo ladder of a training run's snapshots against fixed baselines",
-    "race": "two training runs side by side: error curves, final figures, a match",
-    "peer-recipe": "pgx's AlphaZero example recipe in this project's code (the peer)",
-    "connect4-accuracy": "move accuracy of searches on Connect-4 positions with exact scores",
-    "mcgs-vs-mcts": "MCGS against MCTS: Elo at equal evaluations and at equal time",
-    "dual-mcts": "the Dual MCTS paper's table: AlphaZero, MPV-MCTS and Dual MCTS trained",
-    "graph-vs-tree": "the same recipe trained with the graph and with the tree, at equal CPU",
-    "fault-sweep": "training runs hit by faults at random points, and what survived",
-    "bad-inputs": "bad input tried as a user would, and what the terminal shows",
-    "bench-search": "search speed and memory against mctx on Connect-4",
-    "bench-selfplay": "self-play speed against the same loop on mctx",
-    "bench-envs": "Connect-4 env throughput against pgx",
-    "bench-phases": "where a search's time goes, and its distance from the network floor",
-    "bench-graph-tax": "what the graph costs over the tree, in searches and self-play",
-    "bench-compare": "the hot paths of the working tree against a base commit",
-    "device-report": "the accelerator report: search, self-play, memory, phases, training",
-    "device-session": "one lent accelerator, one command: the report, then training",
-    "loop-copies": "copies XLA inserts inside a compiled search's loops",
-}
+COMMANDS = names.COMMANDS
 
 
 def usage() -> str:

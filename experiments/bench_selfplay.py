@@ -107,10 +107,10 @@ def parse_args(argv=None):
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--csv", default="results/bench_selfplay.csv")
   args = parser.parse_args(argv)
-  defaults = names.SELFPLAY_QUICK if args.quick else names.SELFPLAY_FULL
-  for name, value in defaults.items():
-    if getattr(args, name) is None:
-      setattr(args, name, value)
+  sizes = names.selfplay_sizes(args.quick, **{name: getattr(args, name)
+                                              for name in names.SELFPLAY_FULL})
+  for name, value in sizes.items():
+    setattr(args, name, value)
   return args
 
 

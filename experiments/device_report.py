@@ -60,67 +60,17 @@ listed in the report's "Skipped" section.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import os
-import platform
-import shlex
 import sys
-import tempfile
 import time
-from typing import Callable, Mapping, Sequence
 
 from mcgs_jax.learning import cli
 
 # The library and jax, loaded on first use: after the arguments are checked.
-flax = cli.lazy("flax")
 jax = cli.lazy("jax")
-jaxlib = cli.lazy("jaxlib")
-mctx = cli.lazy("mctx")
-optax = cli.lazy("optax")
-pgx = cli.lazy("pgx")
+report = cli.lazy("mcgs_jax.benchmarks.report")
 report_format = cli.lazy("mcgs_jax.benchmarks.report_format")
-report_phases = cli.lazy("mcgs_jax.benchmarks.report_phases")
 report_plan = cli.lazy("mcgs_jax.benchmarks.report_plan")
-report_search = cli.lazy("mcgs_jax.benchmarks.report_search")
-report_selfplay = cli.lazy("mcgs_jax.benchmarks.report_selfplay")
-report_training = cli.lazy("mcgs_jax.benchmarks.report_training")
-report_xla = cli.lazy("mcgs_jax.benchmarks.report_xla")
-
-
-def header_lines(title: str, argv: Sequence[str], plan: report_plan.Plan, budget_scale: float,
-                 quick: bool) -> list[str]:
-  """The report's opening lines: versions, device, date, command, budgets.
-
-  Args:
-    title: the device kind.
-    argv: the command's arguments.
-    plan: the Plan.
-    budget_scale: `--budget-scale`.
-    quick: `--quick`.
-
-  Returns:
-    Lines of markdown.
-  """
-  device = jax.devices()[0]
-  budgets = ", ".join(f"{k} {v * budget_scale:.0f} s" for k, v in plan.budgets_s.items())
-  now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-  return [
-      f"# Device report: {title}{' (quick)' if quick else ''}",
-      "",
-      f"Versions: jax {jax.__version__}, jaxlib {jaxlib.__version__}, mctx {mctx.__version__}, "
-      f"pgx {pgx.__version__}, flax {flax.__version__}, optax {optax.__version__}, "
-      f"Python {platform.python_version()}.",
-      "",
-      f"Device: {device.device_kind} (platform {device.platform}), "
-      f"{jax.device_count()} device(s); measured on the first.",
-      "",
-      f"Date: {now}.",
-      "",
-      "Command: `" + shlex.join(["mcgs-jax", "device-report", *argv]) + "`",
-      "",
-      f"Mode: {plan.label}; section budgets {budgets}; a contestant predicted to take more "
-      f"than {plan.max_seconds:.0f} s to compile and call once is skipped with its cell.",
-  ]
 
 
 def parse_args(argv=None):
@@ -145,60 +95,6 @@ def parse_args(argv=None):
   return parser.parse_args(argv)
 
 
-def run_sections(plan: report_plan.Plan, nets: Mapping[str, report_plan.ReportNetwork], seed: int,
-                 budget_scale: float, write: Callable[[dict], None]) -> dict:
-  """Runs the five sections in order, calling `write(results)` after each.
-
-  Args:
-    plan: the Plan.
-    nets: label -> ReportNetwork.
-    seed: parameters and games.
-    budget_scale: multiplies `plan.budgets_s`.
-    write: called with the results so far after every section.
-
-  Returns:
-    dict section -> rows.
-  """
-  budget = {k: v * budget_scale for k, v in plan.budgets_s.items()}
-  compiled = {}  # section 1's compiled searches, section 6's defaults
-  steps = (
-      ("1. search", "search",
-       lambda: report_search.search_section(plan, nets, budget["search"], compiled)),
-      ("2. self-play", "selfplay",
-       lambda: report_selfplay.selfplay_section(plan, seed, budget["selfplay"])),
-      ("4. phases", "phases",
-       lambda: report_phases.phases_section(plan, seed, budget["phases"], compiled)),
-      ("5. training", "training",
-       lambda: report_training.training_section(plan, nets["resnet"], budget["training"])),
-      ("6. XLA options", "xla",
-       lambda: report_xla.xla_section(plan, nets, seed, budget["xla"], compiled)),
-      ("7. kernels", "kernels",
-       lambda: report_phases.kernels_section(plan, nets, budget[
-           "kernels"], tempfile.mkdtemp(prefix="device-report-traces-"), compiled)),
-  )
-  results = {s: [] for s in report_plan.SECTIONS}
-  for title, section, run in steps:
-    print(f"{title} (budget {budget[section]:.0f} s)", flush=True)
-    start = time.perf_counter()
-    try:
-      results[section], skipped = run()
-    except Exception as error:  # pylint: disable=broad-except
-      # One section's failure costs that section, not the report (a lent
-      # accelerator is not lent twice).
-      results[section], skipped = [], [
-          report_plan.skip(section, "the whole section", report_plan.failure(error))
-      ]
-    results["skipped"] += skipped
-    if section == "search":  # section 3's search-state table
-      results["memory"] = report_search.memory_rows(results["search"])
-    compiles = [r["compile_s"] for r in results[section] if "compile_s" in r]
-    results["device"].append(
-        report_search.device_row(section,
-                                 time.perf_counter() - start, compiles))
-    write(results)
-  return results
-
-
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
   args = parse_args(argv)
@@ -208,7 +104,7 @@ def main(argv=None):
   device_kind = jax.devices()[0].device_kind
   stem = report_plan.device_slug(device_kind) + ("-quick" if args.quick else "")
   paths = report_plan.report_paths(args.out, stem)
-  header = header_lines(device_kind, argv, plan, args.budget_scale, args.quick)
+  header = report.header_lines(device_kind, argv, plan, args.budget_scale, args.quick)
   print("\n".join(line for line in header if line), flush=True)
   start = time.perf_counter()
   nets = report_plan.make_networks(plan, args.seed)
@@ -218,7 +114,7 @@ def main(argv=None):
     report_format.write_report(
         paths, report_format.format_report(header + ["", wall], plan, nets, results), results)
 
-  results = run_sections(plan, nets, args.seed, args.budget_scale, write)
+  results = report.run_sections(plan, nets, args.seed, args.budget_scale, write)
   print(f"\nSkipped ({len(results['skipped'])}):")
   for row in results["skipped"]:
     print(f"  {row['section']}: {row['cell']}: {row['reason']}")

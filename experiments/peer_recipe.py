@@ -43,24 +43,12 @@ import json
 import sys
 
 from mcgs_jax.learning import cli
+from mcgs_jax.learning import names
 
 # The library and jax, loaded on first use: after the arguments are checked.
 peer = cli.lazy("mcgs_jax.learning.peer")
 
 # PeerConfig's fields (mcgs_jax.learning.peer) other than network_kwargs, as flags.
-FLAGS = {
-    "selfplay_batch_size": (int, "games per iteration (pgx 1024)"),
-    "num_simulations": (int, "Gumbel MuZero simulations per move (pgx 32)"),
-    "max_num_steps": (int, "moves per game slot per iteration (pgx 256)"),
-    "training_batch_size": (int, "examples per update (pgx 4096)"),
-    "learning_rate": (float, "Adam's (pgx 1e-3)"),
-    "seed": (int, "the run's seed"),
-    "eval_every": (int, "evaluate every this many iterations"),
-    "eval_positions": (int, "positions per Pons set of the evaluation"),
-    "eval_simulations": (int, "simulations of the evaluation search"),
-}
-
-
 def main(argv=None):
   parser = cli.ArgumentParser(description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,11 +62,11 @@ def main(argv=None):
                       help='JSON object of ResNet attributes, e.g. \'{"num_blocks": 4, '
                       '"channels": 32}\' (the network of the run compared with)')
   parser.add_argument("--quick", action="store_true", help="tiny shapes (a smoke test)")
-  for name, (kind, text) in FLAGS.items():
+  for name, (kind, text) in names.PEER_FLAGS.items():
     parser.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
   args = parser.parse_args(argv)
   values = dict(peer.QUICK) if args.quick else {}
-  values.update({name: getattr(args, name) for name in FLAGS if getattr(args, name) is not None})
+  values.update({name: getattr(args, name) for name in names.PEER_FLAGS if getattr(args, name) is not None})
   if args.network_kwargs:
     values["network_kwargs"] = tuple(sorted(json.loads(args.network_kwargs).items()))
   config = peer.PeerConfig(**values)

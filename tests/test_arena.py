@@ -181,16 +181,18 @@ def test_a_game_is_recorded_once_and_a_foreign_file_is_refused(tmp_path):
 
 
 def test_two_arenas_on_one_run_are_refused(tmp_path):
-  from mcgs_jax.experiments import arena as arena_command  # pylint: disable=g-import-not-at-top
   from mcgs_jax.learning import run_lock  # pylint: disable=g-import-not-at-top
   import shutil  # pylint: disable=g-import-not-at-top
+  from tests import commands  # pylint: disable=g-import-not-at-top
   run = tmp_path / "run"
   shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "networks", "pretrained", "connect4"), run)
   held = run_lock.acquire(str(run))   # a training run, or the first arena
   try:
-    with pytest.raises(run_lock.RunBusyError, match="is in use by"):
-      arena_command.main(["--run", str(run)])
+    done = commands.run("arena", ["--run", run], check=False, timeout=300)
   finally:
     held.release()
+  assert done.returncode == 2, done.stderr
+  lines = done.stderr.strip().splitlines()
+  assert len(lines) == 1 and "is in use by" in lines[0], done.stderr
   assert not (run / "arena").exists()

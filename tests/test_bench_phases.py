@@ -4,14 +4,14 @@ import csv
 
 import pytest
 
-from mcgs_jax.experiments import bench_phases
+from tests import commands
 
 
 @pytest.mark.slow
 def test_bench_phases_writes_its_rows(tmp_path):
   path = tmp_path / "phases.csv"
-  bench_phases.main(["--batch", "2", "--sims", "4", "--hidden", "8", "--backups", "mcgs",
-                     "--repeats", "1", "--csv", str(path)])
+  commands.run("bench-phases", ["--batch", "2", "--sims", "4", "--hidden", "8", "--backups",
+                                 "mcgs", "--repeats", "1", "--csv", path])
   rows = list(csv.DictReader(open(path)))
   names = [r["row"] for r in rows]
   assert names == ["network+env only", "search mcgs", "phase selection", "phase transition",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mcgs_jax.benchmarks import search_speed
-from mcgs_jax.experiments import bench_search
+from tests import commands
 
 
 def test_depth_figures_and_mctx_tree_depths():
@@ -25,9 +25,9 @@ def test_depth_figures_and_mctx_tree_depths():
 @pytest.mark.slow
 def test_agent_cells_have_depth_columns(tmp_path):
   path = tmp_path / "bench.csv"
-  bench_search.main(["--agent", "networks/pretrained/connect4", "--batch", "2", "--sims", "8",
-                     "--contestants", "mctx", "mcgs", "--repeats", "1", "--opening-plies", "3",
-                     "--csv", str(path)])
+  commands.run("bench-search", ["--agent", "networks/pretrained/connect4", "--batch", "2",
+                                 "--sims", "8", "--contestants", "mctx", "mcgs", "--repeats", "1",
+                                 "--opening-plies", "3", "--csv", path])
   rows = list(csv.DictReader(open(path)))
   assert [r["contestant"] for r in rows] == ["mctx", "mcgs"]
   for row in rows:

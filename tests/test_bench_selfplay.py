@@ -7,15 +7,15 @@ import math
 import pytest
 
 from mcgs_jax.benchmarks import names
-from mcgs_jax.experiments import bench_selfplay
+from tests import commands
 
 
 @pytest.mark.slow
-def test_tiny_run_writes_rows(tmp_path, capsys):
+def test_tiny_run_writes_rows(tmp_path):
   path = tmp_path / "bench_selfplay.csv"
-  bench_selfplay.main(["--batch", "4", "--simulations", "4", "--moves", "2", "--rounds", "1",
-                       "--repeats", "1", "--contestants", "mctx-gumbel", "mcgs-noreuse",
-                       "--csv", str(path)])
+  done = commands.run("bench-selfplay", ["--batch", "4", "--simulations", "4", "--moves", "2",
+                                         "--rounds", "1", "--repeats", "1", "--contestants",
+                                         "mctx-gumbel", "mcgs-noreuse", "--csv", path])
   with open(path) as f:
     rows = list(csv.DictReader(f))
   assert [r["contestant"] for r in rows] == ["mctx-gumbel", "mcgs-noreuse"]
@@ -26,10 +26,11 @@ def test_tiny_run_writes_rows(tmp_path, capsys):
     assert math.isnan(float(row["ratio_vs_mctx"]))      # mctx.muzero_policy not run
   # S = 4 simulations plus at most one root: at most 5 leaves evaluated per move.
   assert 0 < float(rows[1]["nn_evals_per_move"]) <= 5.0
-  assert "| loop |" in capsys.readouterr().out
+  assert "| loop |" in done.stdout
 
 
 def test_quick_defaults():
-  args = bench_selfplay.parse_args(["--quick", "--moves", "2"])
-  assert (args.batch, args.simulations, args.moves) == (
-      names.SELFPLAY_QUICK["batch"], names.SELFPLAY_QUICK["simulations"], 2)
+  assert names.selfplay_sizes(True, batch=None, simulations=None, moves=2) == dict(
+      batch=names.SELFPLAY_QUICK["batch"], simulations=names.SELFPLAY_QUICK["simulations"],
+      moves=2)
+  assert names.selfplay_sizes(False) == names.SELFPLAY_FULL

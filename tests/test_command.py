@@ -12,7 +12,7 @@ import time
 import pytest
 
 import mcgs_jax
-from mcgs_jax.experiments import __main__ as command
+from mcgs_jax.learning import names
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def _run(argv, cwd, timeout=120):
 
 def test_every_command_line_is_a_subcommand():
   modules = {p.stem for p in (ROOT / "experiments").glob("*.py") if not p.stem.startswith("_")}
-  assert {name.replace("-", "_") for name in command.COMMANDS} == modules
+  assert {name.replace("-", "_") for name in names.COMMANDS} == modules
 
 
 def test_arguments_are_checked_before_jax_loads(tmp_path):
@@ -51,7 +51,7 @@ def test_arguments_are_checked_before_jax_loads(tmp_path):
   import json  # pylint: disable=g-import-not-at-top
   report = json.loads(result.stdout.strip().splitlines()[-1])
   assert report["loaded"] == []
-  for name in command.COMMANDS:
+  for name in names.COMMANDS:
     code, err = report["results"][f"{name} --help"]
     assert code == 0 and not err, (name, code, err)
     code, err = report["results"][f"{name} --no-such-flag"]
@@ -74,16 +74,19 @@ def test_a_typo_in_the_env_is_one_line_within_seconds(tmp_path):
   assert not (tmp_path / "run").exists()
 
 
-def test_unknown_command_help_and_version(capsys):
-  assert command.main(["trian"]) == 2
-  assert "unknown command 'trian'; did you mean 'train'?" in capsys.readouterr().err
-  assert command.main(["--help"]) == 0
-  listing = capsys.readouterr().out
-  assert all(f"  {name}" in listing for name in command.COMMANDS)
-  assert command.main([]) == 2   # no command: the listing, and a usage error
-  assert "train" in capsys.readouterr().out
-  assert command.main(["--version"]) == 0
-  assert capsys.readouterr().out.strip() == f"mcgs_jax {mcgs_jax.__version__}"
+def test_unknown_command_help_and_version(tmp_path):
+  command = [sys.executable, "-m", "mcgs_jax.experiments"]
+  typo = _run(command + ["trian"], cwd=tmp_path)
+  assert typo.returncode == 2
+  assert "unknown command 'trian'; did you mean 'train'?" in typo.stderr
+  listing = _run(command + ["--help"], cwd=tmp_path)
+  assert listing.returncode == 0
+  assert all(f"  {name}" in listing.stdout for name in names.COMMANDS)
+  bare = _run(command, cwd=tmp_path)   # no command: the listing, and a usage error
+  assert bare.returncode == 2 and "train" in bare.stdout
+  version = _run(command + ["--version"], cwd=tmp_path)
+  assert version.returncode == 0
+  assert version.stdout.strip() == f"mcgs_jax {mcgs_jax.__version__}"
   assert mcgs_jax.__version__ == importlib.metadata.version("mcgs_jax")
 
 

@@ -1,13 +1,20 @@
 """The Connect-4 accuracy benchmark: scoring rules, intervals, a tiny run."""
 
 import importlib.util
+import subprocess
+import sys
 
 import pytest
 
 from mcgs_jax.benchmarks import accuracy
-from mcgs_jax.experiments import connect4_accuracy
 from mcgs_jax.learning import evaluation
 from mcgs_jax.envs import pons
+
+
+def _accuracy_command(argv):
+  """`mcgs-jax connect4-accuracy ARGV`, run as a process."""
+  subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.connect4_accuracy", *argv],
+                 check=True, timeout=1800)
 
 
 def test_wilson_interval_golden_values():
@@ -57,7 +64,7 @@ def test_tiny_run_scores_mcgs_and_tree(tmp_path):
   if importlib.util.find_spec("pyspiel") is not None:
     searches.append("openspiel")
   csv_path = tmp_path / "accuracy.csv"
-  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "64", "--limit", "8", "--batch", "8",
+  _accuracy_command(["--sets", "L3_R1", "--sims", "64", "--limit", "8", "--batch", "8",
             "--searches", *searches, "--csv", str(csv_path)])
   lines = csv_path.read_text().splitlines()
   assert len(lines) == 1 + len(searches)
@@ -79,7 +86,7 @@ def test_new_switch_rows_run(tmp_path):
   assert accuracy.search_config("katago+lcb", 8).move_choice == "lcb"
   assert "progressive_pruning" not in accuracy.ENHANCEMENTS["all"]
   csv_path = tmp_path / "accuracy.csv"
-  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+  _accuracy_command(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
             "--searches", "katago", "mcgs+pphard+lcb+minroot", "--csv", str(csv_path)])
   assert len(csv_path.read_text().splitlines()) == 3
 
@@ -100,7 +107,7 @@ def test_classic_rows_map_to_their_switches():
 @pytest.mark.slow
 def test_classic_rows_run_and_report_nodes(tmp_path):
   csv_path = tmp_path / "accuracy.csv"
-  connect4_accuracy.main(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
+  _accuracy_command(["--sets", "L3_R1", "--sims", "32", "--limit", "2", "--batch", "2",
             "--searches", "mcgs", *CLASSIC_ROWS, "--csv", str(csv_path)])
   rows = [
       dict(zip(accuracy.FIELDS, line.split(","))) for line in csv_path.read_text().splitlines()[1:]

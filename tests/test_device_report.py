@@ -20,7 +20,7 @@ from mcgs_jax.benchmarks import report_search
 from mcgs_jax.benchmarks import report_selfplay
 from mcgs_jax.benchmarks import report_training
 from mcgs_jax.benchmarks import selfplay_speed
-from mcgs_jax.experiments import device_report
+from mcgs_jax.benchmarks import report as report_lib
 
 MEASURED = ("search", "selfplay", "memory", "device", "phases", "training", "xla", "kernels")
 
@@ -235,7 +235,7 @@ def test_the_plan_follows_the_platform():
   assert cpu.selfplay_batch == 256 and max(cpu.batches) < min(report_plan.FULL_PLAN.batches
                                                                [1:])
   assert cpu.search_batches("resnet") == (32,) and cpu.search_batches("mlp") == cpu.batches
-  header = device_report.header_lines("cpu", [], cpu, 1.0, quick=False)
+  header = report_lib.header_lines("cpu", [], cpu, 1.0, quick=False)
   assert any(line.startswith("Mode: full (CPU plan);") for line in header)
   # Every self-play loop of the CPU plan is timed in the group of its mctx loop.
   for group in cpu.selfplay_groups:

@@ -1,11 +1,13 @@
-"""mcgs_jax.experiments.play: a human game against an agent through scripted input."""
+"""`mcgs-jax play` (mcgs_jax.experiments.play): a human game against an agent
+through scripted input, run as a process."""
 
 import json
 import os
+import subprocess
+import sys
 
 import jax
 
-from mcgs_jax.experiments import play
 from mcgs_jax.learning import checkpoint
 from mcgs_jax.learning import config as config_lib
 
@@ -20,33 +22,32 @@ def _agent_dir(tmp_path, env_id, **changes):
   return str(tmp_path)
 
 
-def test_game_to_the_end_with_bad_input(tmp_path, capsys):
+def _play(argv, typed):
+  """`mcgs-jax play ARGV` as a process, `typed` its input lines."""
+  return subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.play", *argv],
+                        input="".join(line + "\n" for line in typed), capture_output=True,
+                        text=True, timeout=600)
+
+
+def test_game_to_the_end_with_bad_input(tmp_path):
   directory = _agent_dir(tmp_path, "tictactoe")
   # Junk, an out-of-range cell and an occupied cell are refused and asked again;
   # the human then plays every free cell in order until the game ends.
-  typed = iter(["x", "0", "10"] + [str(c) for c in range(1, 10)] * 2)
-  asked = []
-
-  def read(prompt):
-    asked.append(prompt)
-    return next(typed)
-
-  play.main(["--agent", directory, "--simulations", "4"], read=read)
-  out = capsys.readouterr().out
+  done = _play(["--agent", directory, "--simulations", "4"],
+               ["x", "0", "10"] + [str(c) for c in range(1, 10)] * 2)
+  assert done.returncode == 0, done.stderr
+  out = done.stdout
   assert out.count("is not a legal move") >= 3
   assert any(end in out for end in ("you win", "the agent wins", "draw"))
   assert "agent plays" in out
 
 
-def test_quit_and_missing_agent(tmp_path, capsys):
+def test_quit_and_missing_agent(tmp_path):
   directory = _agent_dir(tmp_path, "tictactoe")
-  play.main(["--agent", directory, "--simulations", "4", "--first", "agent"],
-            read=lambda prompt: "q")
-  out = capsys.readouterr().out
-  assert "agent plays" in out and out.rstrip().endswith("bye")
-  try:
-    play.main(["--agent", str(tmp_path / "nowhere")])
-  except FileNotFoundError as error:
-    assert "holds no trained agent" in str(error)
-  else:
-    raise AssertionError("a missing agent must raise")
+  done = _play(["--agent", directory, "--simulations", "4", "--first", "agent"], ["q"])
+  assert done.returncode == 0, done.stderr
+  assert "agent plays" in done.stdout and done.stdout.rstrip().endswith("bye")
+  missing = _play(["--agent", str(tmp_path / "nowhere")], [])
+  assert missing.returncode != 0
+  lines = missing.stderr.strip().splitlines()
+  assert len(lines) == 1 and "holds no trained agent" in lines[0], missing.stderr

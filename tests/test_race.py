@@ -1,15 +1,15 @@
-"""The peer recipe (mcgs_jax.experiments.peer_recipe) and the race (mcgs_jax.experiments.race)
-on tiny shapes: one peer run serves as both sides."""
+"""The peer recipe (`mcgs-jax peer-recipe`) and the race (`mcgs-jax race`) on
+tiny shapes, run as processes: one peer run serves as both sides."""
 
 import csv
 import os
 
 import pytest
 
-from mcgs_jax.experiments import peer_recipe
-from mcgs_jax.experiments import race
 from mcgs_jax.learning import checkpoint
 from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import names
+from tests import commands
 
 SETS = tuple(ground_truth.C4_SETS)
 
@@ -22,9 +22,9 @@ def _read(path):
 @pytest.fixture(scope="module")
 def peer_run(tmp_path_factory):
   directory = str(tmp_path_factory.mktemp("peer"))
-  peer_recipe.main(["--out", directory, "--quick", "--iterations", "1"])
+  commands.run("peer-recipe", ["--out", directory, "--quick", "--iterations", "1"])
   # Rerunning with a larger budget resumes from the checkpoint.
-  peer_recipe.main(["--out", directory, "--quick", "--iterations", "2"])
+  commands.run("peer-recipe", ["--out", directory, "--quick", "--iterations", "2"])
   return directory
 
 
@@ -48,11 +48,11 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
           "--simulations", "4", "--baseline-simulations", "8", "--positions", "3"]
   # Our side first (while the peer still trains), then the rest.
-  race.main(argv + ["--agents", "ours"])
+  commands.run("race", argv + ["--agents", "ours"])
   assert [r["agent"] for r in _read(os.path.join(out, "race_final.csv"))] == ["ours"]
   assert {(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))} == {
       ("ours", "rollout")}
-  race.main(argv)
+  commands.run("race", argv)
   curves = _read(os.path.join(out, "peer_recipe.csv"))
   assert [r["agent"] for r in curves] == ["ours", "ours", "peer", "peer"]
   for column in ["wall_s", "iteration"] + [f"search_{s}" for s in SETS] + \
@@ -78,7 +78,7 @@ def test_race_writes_curves_final_figures_and_elo(peer_run, tmp_path):
   for row in elo.values():
     assert float(row["elo_low"]) <= float(row["elo"]) <= float(row["elo_high"])
   # A rerun plays no new games and evaluates nothing again.
-  race.main(argv)
+  commands.run("race", argv)
   assert len(_read(os.path.join(out, "race_games.csv"))) == 6
   assert len(_read(os.path.join(out, "race_final.csv"))) == 2
 
@@ -89,18 +89,19 @@ def test_race_names_label_both_runs(peer_run, tmp_path):
   argv = ["--ours", peer_run, "--peer", peer_run, "--out", out, "--games", "2",
           "--simulations", "4", "--baseline-simulations", "8", "--positions", "0",
           "--names", "new", "old"]
-  race.main(argv + ["--agents", "new"])
+  commands.run("race", argv + ["--agents", "new"])
   assert {(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))} == {
       ("new", "rollout")}
-  race.main(argv)
+  commands.run("race", argv)
   assert {r["agent"] for r in _read(os.path.join(out, "peer_recipe.csv"))} == {"new", "old"}
   assert sorted({(g["a"], g["b"]) for g in _read(os.path.join(out, "race_games.csv"))}) == [
       ("new", "old"), ("new", "rollout"), ("old", "rollout")]
   assert {r["player"] for r in _read(os.path.join(out, "race_elo.csv"))} == {
       "new", "old", "rollout"}
   for bad in (["--names", "a", "a"], ["--names", "a", "rollout"], ["--agents", "ours"]):
-    with pytest.raises(SystemExit):
-      race.main(argv + bad)
+    refused = commands.run("race", argv + bad, check=False)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (
+        bad, refused.stderr)
 
 
 
@@ -110,4 +111,4 @@ def test_the_peer_command_offers_every_field_of_its_config():
   from mcgs_jax.learning import peer  # pylint: disable=g-import-not-at-top
   fields = {f.name: type(f.default) for f in dataclasses.fields(peer.PeerConfig)}
   del fields["network_kwargs"]   # --network-kwargs, a JSON object
-  assert {name: kind for name, (kind, _) in peer_recipe.FLAGS.items()} == fields
+  assert {name: kind for name, (kind, _) in names.PEER_FLAGS.items()} == fields
