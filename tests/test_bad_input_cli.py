@@ -1,5 +1,6 @@
-"""Malformed input thrown at the command lines (hypothesis): configs, agent
-folders and data files. Each answer is an exit code, at most one line on
+"""Malformed input thrown at the command lines' work (hypothesis): configs,
+agent folders and data files, through the error boundary every command line
+runs in (`cli.main`). Each answer is an exit code, at most one line on
 stderr and no traceback, and a refused run leaves nothing behind."""
 
 import json
@@ -11,11 +12,11 @@ import hypothesis
 from hypothesis import strategies as st
 import pytest
 
-from mcgs_jax.experiments import play
-from mcgs_jax.experiments import train
 from mcgs_jax.learning import arena
 from mcgs_jax.learning import cli
 from mcgs_jax.learning import config as config_lib
+from mcgs_jax.learning import terminal
+from mcgs_jax.learning import training
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIELDS = sorted(config_lib.FIELDS)
@@ -38,8 +39,8 @@ BAD_ENTRY = st.one_of(
                         st.text(max_size=4), st.floats(allow_nan=True), st.lists(JUNK))))
 
 
-def _answer(run, argv, capsys):
-  code = cli.main(run, argv)
+def _answer(run, capsys):
+  code = cli.main(lambda argv: run(), [])
   err = capsys.readouterr().err
   assert "Traceback" not in err, err
   assert err.count("\n") <= 1, err
@@ -54,8 +55,8 @@ def test_a_malformed_config_is_one_line_and_nothing_is_written(tmp_path, capsys,
   config.write_text(json.dumps({**fields, bad[0]: bad[1]}))
   out = tmp_path / "run"
   shutil.rmtree(out, ignore_errors=True)
-  code, err = _answer(train.run, ["--env", "tictactoe", "--out", str(out), "--config",
-                                  str(config)], capsys)
+  code, err = _answer(lambda: training.run(str(out), env="tictactoe", config_file=str(config)),
+                      capsys)
   assert code == cli.USAGE and err.startswith("error: "), err
   assert not out.exists()
 
@@ -67,8 +68,8 @@ def test_any_bytes_as_a_config_file_are_one_line(tmp_path, capsys, data):
   config.write_bytes(data)
   out = tmp_path / "run"
   shutil.rmtree(out, ignore_errors=True)
-  code, err = _answer(train.run, ["--env", "tictactoe", "--out", str(out), "--config",
-                                  str(config), "--iterations", "1"], capsys)
+  code, err = _answer(lambda: training.run(str(out), env="tictactoe", config_file=str(config),
+                                           iterations=1), capsys)
   if code == 0:   # by chance a valid config: a real run of one iteration
     assert (out / "metrics.csv").exists()
   else:
@@ -92,8 +93,8 @@ def _no_input(prompt=""):
 @hypothesis.given(config=JUNK)
 def test_an_agent_folder_with_a_malformed_config_is_one_line(agent_folder, capsys, config):
   (agent_folder / "config.json").write_text(json.dumps(config))
-  code, err = _answer(lambda argv: play.main(argv, read=_no_input),
-                      ["--agent", str(agent_folder), "--simulations", "2"], capsys)
+  code, err = _answer(lambda: terminal.play(str(agent_folder), simulations=2, read=_no_input),
+                      capsys)
   assert code in (0, cli.FAILURE, cli.USAGE), (code, err)
   assert code == 0 or err.startswith("error: "), err
 

@@ -1,7 +1,9 @@
 """Command lines: every user mistake is one line and exit code 2, the
 traceback only with --debug; one run owns its folder (a second process is
 refused in one line naming the holder, and a killed holder leaves nothing
-stale); `mcgs_jax.experiments.play` ends cleanly at the end of its input."""
+stale); `mcgs-jax play` ends cleanly at the end of its input. The command
+lines run as processes; their work (`learning.training`, `learning.terminal`)
+is called in this one where a test reaches inside it."""
 
 import json
 import os
@@ -14,12 +16,11 @@ import time
 
 import pytest
 
-from mcgs_jax.experiments import arena
-from mcgs_jax.experiments import play
-from mcgs_jax.experiments import race
-from mcgs_jax.experiments import train
 from mcgs_jax.learning import cli
 from mcgs_jax.learning import run_lock
+from mcgs_jax.learning import terminal
+from mcgs_jax.learning import training
+from tests import commands
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_size=16,
@@ -28,7 +29,10 @@ TINY = dict(eval_every=0, games=8, simulations=4, moves_per_iteration=5, batch_s
 
 
 def _one_error_line(capsys) -> str:
-  err = capsys.readouterr().err
+  return _the_error_line(capsys.readouterr().err)
+
+
+def _the_error_line(err: str) -> str:
   lines = [line for line in err.splitlines() if line.strip()]
   assert len(lines) == 1, err
   assert lines[0].startswith("error: ") and "Traceback" not in err, err
@@ -44,7 +48,7 @@ def _config_file(tmp_path, name="config", **fields):
 @pytest.mark.parametrize("case", ["unknown env", "typo in a field", "a field's wrong type",
                                   "a value out of range", "a bad flag", "a missing file",
                                   "an out-of-range flag", "invalid JSON"])
-def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
+def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path):
   out = str(tmp_path / "run")
   argv = {
       "unknown env": ["--env", "tictactoe_x", "--out", out],
@@ -62,13 +66,9 @@ def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
                        str(tmp_path / "bad.json")],
   }[case]
   (tmp_path / "bad.json").write_text("{simulations: 4")
-  with pytest.raises(SystemExit) if case in ("unknown env", "a bad flag", "an out-of-range flag") else (
-      _no_exit()) as exit_info:
-    code = cli.main(train.run, argv)
-  if exit_info is not None:
-    code = exit_info.value.code
-  assert code == cli.USAGE
-  line = _one_error_line(capsys)
+  done = commands.run("train", argv, check=False, timeout=300)
+  assert done.returncode == cli.USAGE, done.stderr
+  line = _the_error_line(done.stderr)
   expected = {"unknown env": "unknown env id 'tictactoe_x'",
               "typo in a field": "did you mean 'simulations'",
               "a field's wrong type": "TrainConfig.simulations must be an int in [1, 2147483647], got 'many'",
@@ -82,24 +82,17 @@ def test_a_train_mistake_is_one_line_and_exit_2(case, tmp_path, capsys):
   assert not os.path.exists(out)
 
 
-class _no_exit:
-  def __enter__(self):
-    return None
-
-  def __exit__(self, *exc):
-    return False
-
-
 @pytest.mark.parametrize("command,argv,expected", [
-    (play.main, ["--agent", "/nonexistent/run"], "holds no trained agent"),
-    (arena.main, ["--run", "/nonexistent/run"], "holds no trained agent"),
+    ("play", ["--agent", "/nonexistent/run"], "holds no trained agent"),
+    ("arena", ["--run", "/nonexistent/run"], "holds no trained agent"),
     # --out away from the default docs/learning: a failing run must not touch the shipped files.
-    (race.main, ["--ours", "/nonexistent/a", "--peer", "/nonexistent/b",
-                 "--out", "/nonexistent/out"], "No such file or directory"),
+    ("race", ["--ours", "/nonexistent/a", "--peer", "/nonexistent/b",
+              "--out", "/nonexistent/out"], "No such file or directory"),
 ])
-def test_a_missing_run_is_one_line_in_every_command(command, argv, expected, capsys):
-  assert cli.main(command, argv) == cli.USAGE
-  assert expected in _one_error_line(capsys)
+def test_a_missing_run_is_one_line_in_every_command(command, argv, expected):
+  done = commands.run(command, argv, check=False, timeout=300)
+  assert done.returncode == cli.USAGE, done.stderr
+  assert expected in _the_error_line(done.stderr)
 
 
 @pytest.mark.slow
@@ -107,25 +100,31 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_rerun_resumes(tmp_path, c
                                                                     monkeypatch):
   out = tmp_path / "run"
   config = _config_file(tmp_path, **TINY)
-  argv = ["--env", "tictactoe", "--out", str(out), "--config", config, "--iterations", "3"]
-  assert cli.main(train.run, argv[:-1] + ["1"]) == 0
+
+  def train(iterations):   # the training command's work, in this process
+    return cli.main(lambda argv: training.run(str(out), env="tictactoe", config_file=config,
+                                              iterations=iterations), [])
+
+  assert train(1) == 0
   capsys.readouterr()
   real = shutil.disk_usage
   monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=10_000))
-  assert cli.main(train.run, argv) == cli.FAILURE
+  assert train(3) == cli.FAILURE
   line = _one_error_line(capsys)
   assert "no space left on the device" in line and "a checkpoint needs about" in line, line
   # Nothing half-written: the first iteration's step is the newest, alone.
   assert sorted(os.listdir(out / "checkpoints")) == ["1"]
   monkeypatch.setattr(shutil, "disk_usage", real)
-  assert cli.main(train.run, argv) == 0
+  assert train(3) == 0
   assert len((out / "metrics.csv").read_text().strip().splitlines()) == 1 + 3
 
 
 def test_debug_shows_the_traceback(tmp_path):
-  with pytest.raises(ValueError, match="did you mean 'simulations'"):
-    cli.main(train.run, ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--debug",
-                         "--config", _config_file(tmp_path, "typo", simulatons=4)])
+  done = commands.run("train", ["--env", "tictactoe", "--out", tmp_path / "run", "--debug",
+                                "--config", _config_file(tmp_path, "typo", simulatons=4)],
+                      check=False, timeout=300)
+  assert done.returncode != 0
+  assert "Traceback" in done.stderr and "did you mean 'simulations'" in done.stderr
 
 
 def test_a_bug_keeps_its_traceback():
@@ -140,7 +139,7 @@ def test_play_ends_cleanly_at_the_end_of_its_input(capsys):
   def end_of_input(prompt):
     del prompt
     raise EOFError
-  assert cli.main(lambda argv: play.main(argv, read=end_of_input), ["--simulations", "2"]) == 0
+  assert cli.main(lambda argv: terminal.play(simulations=2, read=end_of_input), []) == 0
   captured = capsys.readouterr()
   assert captured.out.rstrip().endswith("bye") and "Traceback" not in captured.err
 
@@ -219,22 +218,22 @@ def test_a_missing_optional_package_names_its_extra(capsys):
 
 
 def test_a_flag_wins_over_the_same_field_in_the_config_file(tmp_path):
-  args = train.parse_args(["--env", "tictactoe", "--out", str(tmp_path / "run"), "--games", "4",
-                           "--config", _config_file(tmp_path, "games", games=8)])
-  assert train.resolve_config(args).games == 4
+  config = training.resolve_config(str(tmp_path / "run"), _config_file(tmp_path, "games", games=8),
+                                   env="tictactoe", games=4)
+  assert config.games == 4
 
 
-def test_a_deeply_nested_config_is_one_line(tmp_path, capsys):
+def test_a_deeply_nested_config_is_one_line(tmp_path):
   deep = tmp_path / "deep.json"
   deep.write_text("[" * 100_000 + "]" * 100_000)
-  argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(deep)]
-  assert cli.main(train.run, argv) == cli.USAGE
-  assert "nested too deeply" in _one_error_line(capsys)
+  done = commands.run("train", ["--env", "tictactoe", "--out", tmp_path / "run", "--config", deep],
+                      check=False, timeout=300)
+  assert done.returncode == cli.USAGE
+  assert "nested too deeply" in _the_error_line(done.stderr)
   assert not (tmp_path / "run").exists()
 
 
-def test_an_empty_out_is_refused_by_the_parser(capsys):
-  with pytest.raises(SystemExit) as exit_info:
-    train.parse_args(["--env", "tictactoe", "--out", " "])
-  assert exit_info.value.code == cli.USAGE
-  assert "--out must name the run's folder" in _one_error_line(capsys)
+def test_an_empty_out_is_refused_by_the_parser():
+  done = commands.run("train", ["--env", "tictactoe", "--out", " "], check=False, timeout=120)
+  assert done.returncode == cli.USAGE
+  assert "--out must name the run's folder" in _the_error_line(done.stderr)

@@ -220,11 +220,15 @@ def test_the_documented_launch_commands_parse():
   """A dry run of the launch guide: each command's arguments are what the
   command line accepts (the variables a cluster sets replaced by 0)."""
   import shlex  # pylint: disable=g-import-not-at-top
-  from mcgs_jax.experiments import train  # pylint: disable=g-import-not-at-top
   commands = _documented_train_commands()
   assert len(commands) == 5, commands   # one machine, a GPU node, SLURM, TPU, Kubernetes
   for command in commands:
     words = shlex.split(command.replace("$JOB_COMPLETION_INDEX", "0").replace("$i", "0"))
     assert words[:2] == ["mcgs-jax", "train"], command
-    args = train.parse_args(words[2:])
-    assert args.distributed, command
+    # The command itself, stopped by the parser's last check (a bad budget):
+    # reaching it, every flag before it and the distributed checks passed.
+    done = subprocess.run([sys.executable, "-m", "mcgs_jax.experiments.train", *words[2:],
+                           "--wall-budget", "0"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (command, done.stderr)
+    assert done.stderr.startswith("error: --wall-budget must be > 0"), (command, done.stderr)
+    assert "--distributed" in words, command

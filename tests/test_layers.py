@@ -120,6 +120,22 @@ def test_experiments_are_command_lines_on_top_of_the_library():
                                                          "mcgs_jax.benchmarks.report"}
 
 
+def test_tests_run_the_command_lines_as_processes():
+  """No test module imports a command line: tests import the library, and a
+  command line's own test runs it as a process."""
+  importers = []
+  for path in sorted((ROOT / "tests").glob("*.py")):
+    for node in ast.walk(ast.parse(path.read_text())):
+      names = []
+      if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+      elif isinstance(node, ast.ImportFrom) and node.module:
+        names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+      if any(_in(name, "mcgs_jax.experiments") for name in names):
+        importers.append(path.name)
+  assert not importers, sorted(set(importers))
+
+
 def test_phases_keep_to_their_rooms():
   """Selection selects, expansion expands, the backup backs up: what two
   phases share lives in `graph` (the Selection record, edge values, the

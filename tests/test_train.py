@@ -1,5 +1,6 @@
-"""mcgs_jax.experiments.train: resume equals an uninterrupted run, SIGKILL at any
-moment loses or repeats no iteration, bad checkpoints stop with an error."""
+"""Training (`mcgs_jax.learning.training`, the work of `mcgs-jax train`): resume
+equals an uninterrupted run, SIGKILL at any moment loses or repeats no
+iteration, bad checkpoints stop with an error."""
 
 import csv
 import json
@@ -14,12 +15,14 @@ import numpy as np
 import pytest
 
 import mcgs_jax
-from mcgs_jax.experiments import train
+from mcgs_jax.learning import cli
 from mcgs_jax.learning import loop
 from mcgs_jax.learning import checkpoint as checkpoint_lib
 from mcgs_jax.learning import config as config_lib
 from mcgs_jax.learning import evaluation
 from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import screen
+from mcgs_jax.learning import training
 from tests import compile_count
 
 # Tiny tic-tac-toe run: a few seconds of compilation, milliseconds per iteration.
@@ -41,6 +44,12 @@ def _run(directory, config, iterations):
     return jax.device_get(run.state), run.rows
   finally:
     run.close()
+
+
+def _train(out, **settings):
+  """`training.run` behind the command lines' error boundary, as `mcgs-jax
+  train` runs it: the exit code."""
+  return cli.main(lambda argv: training.run(str(out), **settings), [])
 
 
 def _iterations(directory):
@@ -211,7 +220,7 @@ def test_corrupt_newest_checkpoint_falls_back(tmp_path, capsys):
   _run(run_dir, config, 4)
   _truncate_step(run_dir / "checkpoints" / "4")
   capsys.readouterr()
-  train.main(["--out", str(run_dir), "--iterations", "5"])
+  _train(run_dir, iterations=5)
   err = capsys.readouterr().err
   warning_lines = [line for line in err.splitlines() if line.startswith("warning:")]
   assert len(warning_lines) == 1 and "checkpoints/4 is unreadable" in warning_lines[0], err
@@ -252,7 +261,7 @@ def test_no_intact_checkpoint_is_one_clear_error(tmp_path, capsys):
   config = _config()
   _run(tmp_path, config, 1)
   _truncate_step(tmp_path / "checkpoints" / "1")
-  assert train.main(["--out", str(tmp_path), "--iterations", "2"]) == 1
+  assert _train(tmp_path, iterations=2) == 1
   err = capsys.readouterr().err
   assert "Traceback" not in err
   assert [line for line in err.splitlines() if line.startswith("error:")] == [
@@ -306,18 +315,11 @@ def test_cli_refuses_other_settings(tmp_path):
   config_file = tmp_path / "tiny.json"
   config_file.write_text(json.dumps(TINY))
   out = tmp_path / "run"
-  config = train.resolve_config(_args(out, env="tictactoe", config=str(config_file)))
+  config = training.resolve_config(str(out), str(config_file), env="tictactoe")
   loop.Run(str(out), config).close()   # writes config.json
   with pytest.raises(ValueError, match=r"\(search.num_simulations differ"):
-    train.resolve_config(_args(out, simulations=9))
-  assert train.resolve_config(_args(out)).search.num_simulations == TINY["simulations"]
-
-
-def _args(out, **kw):
-  import argparse
-  base = dict(out=str(out), env=None, search=None, simulations=None, games=None, config=None,
-              root_policy=None)
-  return argparse.Namespace(**{**base, **kw})
+    training.resolve_config(str(out), simulations=9)
+  assert training.resolve_config(str(out)).search.num_simulations == TINY["simulations"]
 
 
 def _cli(out, config_file, iterations):
@@ -355,8 +357,8 @@ def test_sigkill_resume(tmp_path):
   subprocess.run(_cli(killed, config_file, iterations), cwd=ROOT, env=env, check=True,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   assert _iterations(killed) == list(range(1, iterations + 1))
-  # The uninterrupted run: the same command, in this process.
-  train.main(_cli(straight, config_file, iterations)[3:])
+  # The uninterrupted run: the same training, in this process.
+  _train(straight, env="tictactoe", iterations=iterations, config_file=str(config_file))
   assert (killed / checkpoint_lib.AGENT).read_bytes() == (straight / checkpoint_lib.AGENT).read_bytes()
 
 
@@ -507,29 +509,28 @@ def test_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
   monkeypatch.setattr(loop.Run, "step", interrupted)
   config_file = tmp_path / "tiny.json"
   config_file.write_text(json.dumps(TINY))
-  argv = ["--env", "tictactoe", "--out", str(tmp_path / "run"), "--config", str(config_file),
-          "--iterations", "4"]
-  assert train.main(argv) == 130
+  settings = dict(env="tictactoe", config_file=str(config_file), iterations=4)
+  assert _train(tmp_path / "run", **settings) == 130
   err = capsys.readouterr().err
   assert "stopped at iteration 2; run the same command to resume" in err
   assert "Traceback" not in err
   # The handler is the caller's again once main returns.
   assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
   monkeypatch.setattr(loop.Run, "step", step)
-  train.main(argv)
+  _train(tmp_path / "run", **settings)
   assert _iterations(tmp_path / "run") == [1, 2, 3, 4]
 
 
 def test_evaluation_summary_line():
   row = {"iteration": 10, "search_c4_error_L3_R1": 0.01, "search_c4_error_L2_R1": 0.125,
          "policy_keeps_value": 0.5, "elo": 12.0, "elo_low": -3.0, "elo_high": 30.0}
-  assert train.evaluation_summary(row) == (
+  assert screen.evaluation_summary(row) == (
       "search errors: End-Easy 1.0%, Middle-Easy 12.5% (mean 6.8%); policy keeps value 0.5000; "
       "Elo +12 [-3, +30]")
-  wrapped = train.evaluation_summary(row, width=40).splitlines()
+  wrapped = screen.evaluation_summary(row, width=40).splitlines()
   assert len(wrapped) > 1 and all(len(line) <= 40 for line in wrapped)
-  assert train.short_summary(row) == "search 6.8%"
-  assert train.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
+  assert screen.short_summary(row) == "search 6.8%"
+  assert screen.evaluation_summary({"iteration": 3, "loss": 1.0}) == ""
 
 
 
@@ -601,9 +602,7 @@ def test_an_interrupt_inside_a_save_completes_it_and_names_its_iteration(tmp_pat
   config_file.write_text(json.dumps(TINY))
   for trial in range(20):
     out = tmp_path / f"run{trial}"
-    argv = ["--env", "tictactoe", "--out", str(out), "--config", str(config_file),
-            "--iterations", "3"]
-    assert train.main(argv) == 130, trial
+    assert _train(out, env="tictactoe", config_file=str(config_file), iterations=3) == 130, trial
     err = capfd.readouterr().err
     assert err.strip() == "stopped at iteration 2; run the same command to resume", (trial, err)
     assert _iterations(out) == [1, 2]
