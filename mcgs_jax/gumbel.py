@@ -31,6 +31,7 @@ the search the move is argmax g + logits + sigma over the actions with the
 most visits (of this search) and `action_weights` is pi' at the root.
 """
 
+import dataclasses
 import math
 
 import chex
@@ -42,6 +43,34 @@ from mcgs_jax import graph as graph_lib
 
 # The record's name in `Graph.enhancements`.
 NAME = "gumbel"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+  """The SearchConfig fields the Gumbel root reads, what its plug-ins are
+  bound to (`rules.of`); every function here also takes the SearchConfig."""
+  root_policy: str
+  max_considered_actions: int
+  gumbel_scale: float
+  value_scale: float
+  maxvisit_init: float
+  num_simulations: int
+  value_min: float
+
+  @classmethod
+  def of(cls, config: config_lib.SearchConfig) -> "Settings":
+    """The settings of `config`.
+
+    Args:
+      config: SearchConfig.
+
+    Returns:
+      Settings.
+    """
+    return cls(root_policy=config.root_policy, max_considered_actions=config.max_considered_actions,
+               gumbel_scale=config.gumbel_scale, value_scale=config.value_scale,
+               maxvisit_init=config.maxvisit_init, num_simulations=config.num_simulations,
+               value_min=config.value_min)
 
 
 @chex.dataclass(frozen=True)

@@ -29,6 +29,7 @@ visited first": a root move with N(root, a) < min_root_visit_fraction *
 num_simulations gets an infinite score; among several, the highest prior first.
 """
 
+import dataclasses
 from typing import Any
 
 import chex
@@ -42,6 +43,40 @@ from mcgs_jax import plugins as plugins_lib
 
 # The record's name in `Graph.enhancements` (hard pruning only).
 NAME = "pruning"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+  """The SearchConfig fields pruning reads, what its plug-ins are bound to
+  (`rules.of`); every function here also takes the SearchConfig."""
+  progressive_pruning: str
+  hard_pruning: bool
+  pruning_r_d: float
+  pruning_min_visits: int
+  pruning_max_visits_per_move: float
+  min_root_visit_fraction: float
+  num_simulations: int
+  recomputes_values: bool
+  value_min: float
+  value_max: float
+
+  @classmethod
+  def of(cls, config: config_lib.SearchConfig) -> "Settings":
+    """The settings of `config`.
+
+    Args:
+      config: SearchConfig.
+
+    Returns:
+      Settings.
+    """
+    return cls(progressive_pruning=config.progressive_pruning, hard_pruning=config.hard_pruning,
+               pruning_r_d=config.pruning_r_d, pruning_min_visits=config.pruning_min_visits,
+               pruning_max_visits_per_move=config.pruning_max_visits_per_move,
+               min_root_visit_fraction=config.min_root_visit_fraction,
+               num_simulations=config.num_simulations,
+               recomputes_values=config.recomputes_values, value_min=config.value_min,
+               value_max=config.value_max)
 
 
 @chex.dataclass(frozen=True)

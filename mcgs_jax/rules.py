@@ -1,7 +1,8 @@
 """Where a search is assembled: the enhancements its config turns on, as plug-ins.
 
 `of(config)` (computed once per config) binds each enhancement that is on to
-its own settings and hands its functions to the phases in one
+its own settings (the SearchConfig fields it reads: a `Settings` record of
+its module, or the fields themselves) and hands its functions to the phases in one
 `plugins.Plugins` record; the phases import no enhancement and call what
 they are handed. An enhancement that is off contributes nothing and is never
 entered. The switches are read here, each enhancement's own settings in its
@@ -56,25 +57,34 @@ def of(config: config_lib.SearchConfig) -> plugins_lib.Plugins:
     hooks.update(proofs=proofs,
                  stale=functools.partial(solver_lib.is_stale, bounds=config.solver_bounds),
                  solve_path=functools.partial(solver_lib.solve_path, bounds=config.solver_bounds))
+  # Built only where a pruning rule is on: an enhancement that is off is never entered.
+  pruning_settings = (pruning.Settings.of(config) if config.progressive_pruning != "off"
+                      or config.min_root_visit_fraction > 0 else None)
   if config.progressive_pruning != "off":
-    move_filters.append(functools.partial(pruning.keep_unpruned, config=config, proofs=proofs))
+    move_filters.append(functools.partial(pruning.keep_unpruned, config=pruning_settings,
+                                          proofs=proofs))
   if config.hard_pruning:
     states.append((pruning.NAME, pruning.PruningState))
-    after_backup.append(functools.partial(pruning.after_backup, config=config, proofs=proofs))
+    after_backup.append(functools.partial(pruning.after_backup, config=pruning_settings,
+                                          proofs=proofs))
   if config.min_root_visit_fraction > 0:
-    hooks["adjust_scores"] = functools.partial(pruning.force_min_root_visits, config=config)
+    hooks["adjust_scores"] = functools.partial(pruning.force_min_root_visits,
+                                               config=pruning_settings)
   if config.root_policy == "gumbel":
+    gumbel_settings = gumbel.Settings.of(config)
     states.append((gumbel.NAME, gumbel.GumbelState))
-    hooks.update(root_scores=functools.partial(_gumbel_root_scores, config=config),
-                 interior_scores=functools.partial(_gumbel_interior_scores, config=config),
-                 root_noise=functools.partial(_gumbel_root_noise, config=config),
-                 root_decision=functools.partial(gumbel.root_decision, config=config))
+    hooks.update(root_scores=functools.partial(_gumbel_root_scores, config=gumbel_settings),
+                 interior_scores=functools.partial(_gumbel_interior_scores,
+                                                   config=gumbel_settings),
+                 root_noise=functools.partial(_gumbel_root_noise, config=gumbel_settings),
+                 root_decision=functools.partial(gumbel.root_decision, config=gumbel_settings))
   if config.rave:
     states.append((rave.NAME, rave.AmafState))
     hooks["adjust_q"] = functools.partial(rave.blend, rave_b=config.rave_b)
     after_backup.append(rave.after_backup)
   if config.eps_greedy > 0 or config.eps_constraint > 0:
-    hooks.update(plan=functools.partial(exploration.plan_batch, config=config),
+    hooks.update(plan=functools.partial(exploration.plan_batch,
+                                        config=exploration.Settings.of(config)),
                  explore_action=exploration.explore_action)
   if config.defers_expansion:
     hooks["defer"] = functools.partial(expansion_policy.defers,
