@@ -20,6 +20,7 @@ pre-update statistics in one reverse loop, then written with one scatter per
 array.
 """
 
+import dataclasses
 import functools
 
 import chex
@@ -29,6 +30,29 @@ import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
 from mcgs_jax import graph as graph_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+  """The SearchConfig fields the backup reads: what expansion hands it
+  (`Settings.of(config)`); its functions also take the SearchConfig itself."""
+  value_min: float
+  value_max: float
+  backup_window: int
+  recomputes_values: bool
+  corrects_transpositions: bool
+
+  @classmethod
+  def of(cls, config: config_lib.SearchConfig) -> "Settings":
+    """The settings of `config`.
+
+    Args:
+      config: SearchConfig (or Settings).
+
+    Returns:
+      Settings.
+    """
+    return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
 
 
 def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,

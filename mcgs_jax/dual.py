@@ -275,7 +275,8 @@ def _large_phase(params, rng, small, large, model, eval_fn, config: DualConfig, 
     guided, ok, target = guide(small, large, parent_node, parent_action, tried)
 
     def select(graph, rng):   # T_S's priority where usable, else PUCT; Selection [1, B]
-      puct = selection.select_batch(graph, rng, model, large_config, rules.of(large_config))
+      puct = selection.select_batch(graph, rng, model, selection.Settings.of(large_config),
+                                    rules.of(large_config))
       pick = lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
       return jax.tree.map(lambda a, b: pick(a, b)[None], guided, puct)
 

@@ -169,7 +169,8 @@ def _select_one(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mode
     Selection [1, B] (`selection.select_batch`, kind NO_SIMULATION where not
     `active`).
   """
-  sel = selection.deactivate(selection.select_batch(graph, rng, model, config,
+  sel = selection.deactivate(selection.select_batch(graph, rng, model,
+                                                    selection.Settings.of(config),
                                                     rules.of(config)), active)
   return jax.tree.map(lambda x: x[None], sel)
 

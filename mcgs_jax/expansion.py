@@ -488,7 +488,8 @@ def _back_up(graph, sel, length, leaf_value, stop_kind, config, plugins, alterna
   plug-ins' updates (`Plugins.after_backup`) along it."""
   with jax.named_scope("backup"):
     graph, leaf_value = backup_lib.backup_stop(
-        graph, sel.path_nodes, sel.path_actions, length, leaf_value, config, start=sel.start,
+        graph, sel.path_nodes, sel.path_actions, length, leaf_value, backup_lib.Settings.of(config),
+        start=sel.start,
         kind=stop_kind, alternating=alternating,
         solved=plugins.proofs(graph) if plugins.proves else None)
   for update in plugins.after_backup:

@@ -72,8 +72,8 @@ def select_leaves(graph: graph_lib.Graph, rng: chex.PRNGKey, model: model_lib.Mo
   remaining = config.num_simulations - graph.stats.simulations
 
   def pick(virtual_visits, leaf):
-    sel = selection.select_batch(graph, jax.random.fold_in(rng, leaf), model, config,
-                                 rules.of(config), virtual_visits)
+    sel = selection.select_batch(graph, jax.random.fold_in(rng, leaf), model,
+                                 selection.Settings.of(config), rules.of(config), virtual_visits)
     sel = selection.deactivate(sel, active & (leaf < remaining))
     virtual_visits = jax.vmap(functools.partial(add_virtual_visits, capacity=graph.capacity))(
         virtual_visits, sel)

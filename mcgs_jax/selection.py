@@ -19,6 +19,7 @@ descent, a proven root runs none, a stale node is flagged for the solver).
 This module imports none of them.
 """
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -41,6 +42,33 @@ DEAD_END = graph_lib.DEAD_END
 NO_SIMULATION = graph_lib.NO_SIMULATION
 SOLVED_EDGE = graph_lib.SOLVED_EDGE
 CYCLE = graph_lib.CYCLE
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+  """The SearchConfig fields the descent reads: what the engine hands it
+  (`Settings.of(config)`); its functions also take the SearchConfig itself."""
+  max_depth: int
+  corrects_transpositions: bool
+  links_transpositions: bool
+  q_eps: float
+  recomputes_values: bool
+  value_min: float
+  q_init: float
+  c_base: float
+  c_init: float
+
+  @classmethod
+  def of(cls, config: config_lib.SearchConfig) -> "Settings":
+    """The settings of `config`.
+
+    Args:
+      config: SearchConfig (or Settings).
+
+    Returns:
+      Settings.
+    """
+    return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
+
 
 def deactivate(sel: graph_lib.Selection, active: chex.Array) -> graph_lib.Selection:
   """Games that are not active run no simulation: their backup is a no-op.
