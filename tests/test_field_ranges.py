@@ -137,4 +137,6 @@ def test_many_unknown_fields_are_answered_at_once():
   with pytest.raises(ValueError, match=r"unknown config fields 'key0', 'key1', 'key10' and "
                                        r"199997 more"):
     config_lib.TrainConfig.from_json({f"key{i}": i for i in range(200_000)})
-  assert time.perf_counter() - start < 1.0
+  # A generous bound that still tells a linear answer (about 0.3 s here) from
+  # a quadratic one (minutes at 200,000 fields) on a loaded machine.
+  assert time.perf_counter() - start < 10.0
