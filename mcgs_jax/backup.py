@@ -33,7 +33,7 @@ from mcgs_jax import graph as graph_lib
 
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class Settings(config_lib.Fields):
   """The SearchConfig fields the backup reads: what expansion hands it
   (`Settings.of(config)`); its functions also take the SearchConfig itself."""
   value_min: float
@@ -41,18 +41,6 @@ class Settings:
   backup_window: int
   recomputes_values: bool
   corrects_transpositions: bool
-
-  @classmethod
-  def of(cls, config: config_lib.SearchConfig) -> "Settings":
-    """The settings of `config`.
-
-    Args:
-      config: SearchConfig (or Settings).
-
-    Returns:
-      Settings.
-    """
-    return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
 
 
 def correction_value(edge_visits: chex.Array, edge_q: chex.Array, target: chex.Array,

@@ -102,13 +102,26 @@ def _check_ints(group) -> None:
   field_spec.check_fields("SearchConfig", group, FIELDS)
 
 
-class _Group:
-  """A concern's fields of `SearchConfig`, validated on construction."""
+class Fields:
+  """Base of a frozen dataclass holding some of `SearchConfig`'s fields, under
+  their names: a config group, or the few settings a phase or an enhancement
+  reads (`selection.Settings`, `gumbel.Settings`, ...)."""
 
   @classmethod
   def of(cls, config: "SearchConfig"):
-    """This group's fields read off `config` (validated)."""
+    """These fields read off `config` (or off any object that has them).
+
+    Args:
+      config: SearchConfig.
+
+    Returns:
+      An instance of the class.
+    """
     return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
+
+
+class _Group(Fields):
+  """A concern's fields of `SearchConfig`, validated on construction."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -491,7 +491,7 @@ def _back_up(graph, sel, length, leaf_value, stop_kind, config, plugins, alterna
         graph, sel.path_nodes, sel.path_actions, length, leaf_value, backup_lib.Settings.of(config),
         start=sel.start,
         kind=stop_kind, alternating=alternating,
-        solved=plugins.proofs(graph) if plugins.proves else None)
+        solved=plugins.proof_codes(graph))
   for update in plugins.after_backup:
     graph = update(graph, sel, length, leaf_value, plugins)
   return graph

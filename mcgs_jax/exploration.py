@@ -30,26 +30,13 @@ from mcgs_jax import graph as graph_lib
 from mcgs_jax import plugins as plugins_lib
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class Settings(config_lib.Fields):
   """The SearchConfig fields exploration reads, what its plug-ins are bound
   to (`rules.of`); every function here also takes the SearchConfig."""
   eps_greedy: float
   eps_constraint: float
   eps_decay: float
   max_depth: int
-
-  @classmethod
-  def of(cls, config: config_lib.SearchConfig) -> "Settings":
-    """The settings of `config`.
-
-    Args:
-      config: SearchConfig.
-
-    Returns:
-      Settings.
-    """
-    return cls(eps_greedy=config.eps_greedy, eps_constraint=config.eps_constraint,
-               eps_decay=config.eps_decay, max_depth=config.max_depth)
 
 
 # Exploration modes of a simulation.

@@ -46,7 +46,7 @@ NAME = "gumbel"
 
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class Settings(config_lib.Fields):
   """The SearchConfig fields the Gumbel root reads, what its plug-ins are
   bound to (`rules.of`); every function here also takes the SearchConfig."""
   root_policy: str
@@ -56,21 +56,6 @@ class Settings:
   maxvisit_init: float
   num_simulations: int
   value_min: float
-
-  @classmethod
-  def of(cls, config: config_lib.SearchConfig) -> "Settings":
-    """The settings of `config`.
-
-    Args:
-      config: SearchConfig.
-
-    Returns:
-      Settings.
-    """
-    return cls(root_policy=config.root_policy, max_considered_actions=config.max_considered_actions,
-               gumbel_scale=config.gumbel_scale, value_scale=config.value_scale,
-               maxvisit_init=config.maxvisit_init, num_simulations=config.num_simulations,
-               value_min=config.value_min)
 
 
 @chex.dataclass(frozen=True)

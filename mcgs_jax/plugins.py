@@ -84,6 +84,17 @@ class Plugins:
     """Whether the solver runs."""
     return self.proofs is not None
 
+  def proof_codes(self, graph: graph_lib.Graph) -> chex.Array | None:
+    """The solver's codes of `graph`'s nodes (`proofs`), None without the solver.
+
+    Args:
+      graph: a Graph, one game or a batch.
+
+    Returns:
+      int32[..., N], or None.
+    """
+    return None if self.proofs is None else self.proofs(graph)
+
 
 def allowed_moves(graph: graph_lib.Graph, node: chex.Array, plugins: Plugins,
                   child_row: chex.Array | None = None) -> chex.Array:

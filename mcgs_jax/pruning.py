@@ -46,7 +46,7 @@ NAME = "pruning"
 
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class Settings(config_lib.Fields):
   """The SearchConfig fields pruning reads, what its plug-ins are bound to
   (`rules.of`); every function here also takes the SearchConfig."""
   progressive_pruning: str
@@ -59,24 +59,6 @@ class Settings:
   recomputes_values: bool
   value_min: float
   value_max: float
-
-  @classmethod
-  def of(cls, config: config_lib.SearchConfig) -> "Settings":
-    """The settings of `config`.
-
-    Args:
-      config: SearchConfig.
-
-    Returns:
-      Settings.
-    """
-    return cls(progressive_pruning=config.progressive_pruning, hard_pruning=config.hard_pruning,
-               pruning_r_d=config.pruning_r_d, pruning_min_visits=config.pruning_min_visits,
-               pruning_max_visits_per_move=config.pruning_max_visits_per_move,
-               min_root_visit_fraction=config.min_root_visit_fraction,
-               num_simulations=config.num_simulations,
-               recomputes_values=config.recomputes_values, value_min=config.value_min,
-               value_max=config.value_max)
 
 
 @chex.dataclass(frozen=True)

@@ -44,7 +44,7 @@ SOLVED_EDGE = graph_lib.SOLVED_EDGE
 CYCLE = graph_lib.CYCLE
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class Settings(config_lib.Fields):
   """The SearchConfig fields the descent reads: what the engine hands it
   (`Settings.of(config)`); its functions also take the SearchConfig itself."""
   max_depth: int
@@ -56,18 +56,6 @@ class Settings:
   q_init: float
   c_base: float
   c_init: float
-
-  @classmethod
-  def of(cls, config: config_lib.SearchConfig) -> "Settings":
-    """The settings of `config`.
-
-    Args:
-      config: SearchConfig (or Settings).
-
-    Returns:
-      Settings.
-    """
-    return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
 
 
 def deactivate(sel: graph_lib.Selection, active: chex.Array) -> graph_lib.Selection:
@@ -167,8 +155,7 @@ def puct_scores(graph: graph_lib.Graph, node: chex.Array, config: config_lib.Sea
   if config.recomputes_values:
     # katago: a child shared with other parents may have moved since this
     # node's last backup; Q is read off the child's current value.
-    edge_q = graph_lib.edge_values(graph, node,
-                                   plugins.proofs(graph) if plugins.proves else None)
+    edge_q = graph_lib.edge_values(graph, node, plugins.proof_codes(graph))
   # sum_b N(s, b): the node's visits less its own evaluation (visits are
   # conserved: one per simulation that left the node through an edge), one
   # element instead of a reduction over the row.
@@ -265,7 +252,7 @@ def _descent_step(graph, explore, virtual_visits, root_scores, step, carry, buff
   action = jnp.argmax(scores).astype(jnp.int32)
   has_move = scores[action] > -jnp.inf
   following = jnp.bool_(False)
-  proofs = plugins.proofs(graph) if plugins.proves else None
+  proofs = plugins.proof_codes(graph)
   if exploring:
     active = explore.active
     following = active & (depth < explore.depth)

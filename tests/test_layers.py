@@ -203,10 +203,11 @@ def test_the_checker_sees_a_loop():
 # The modules of `mcgs_jax` a default search (PUCT, mcgs backup, no solver,
 # no enhancement) runs code of while it is traced; an enhancement's module is
 # entered only where the config turns it on.
-# The config resolves what follows from its fields on construction: tracing
-# reads attributes, no code of `config`.
+# The config resolves what follows from its fields on construction; tracing
+# runs of `config` only `Fields.of`, which reads a phase's few settings
+# (`selection.Settings`, `backup.Settings`) off it.
 DEFAULT_SEARCH_MODULES = {"engine", "rules", "plugins", "selection", "expansion", "backup",
-                          "graph", "hash_table", "model", "policies"}
+                          "graph", "hash_table", "model", "policies", "config"}
 ENHANCEMENT_MODULES = {"gumbel": dict(root_policy="gumbel"), "solver": dict(solver=True),
                        "pruning": dict(progressive_pruning="soft"), "rave": dict(rave=True),
                        "depth_i": dict(depth_i=1), "leaves": dict(leaves_per_step=2),
