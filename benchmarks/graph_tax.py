@@ -10,6 +10,10 @@ MLP(64, 64); random networks, PUCT):
                                     call, graph reuse, root noise
   floor-b1024-s64   the network and env steps alone (`phases.network_only`),
                     for the full search's distance from it
+`network_cells` (`--networks`): Nim (1,3,5,7) self-play as graph-vs-tree
+trains it (B=128, S=64), with networks from graph-vs-tree's MLP(32, 32) to
+an MLP(1024, 1024), and with an evaluation budget (`max_nn_evals`=64 of 256
+simulations), for how a network's cost dilutes the graph's.
 Each round times every cell's mcgs and tree calls one after the other, the
 first of the two alternating between rounds; a cell's ratio is the median of
 its rounds' mcgs / tree ratios.
@@ -34,6 +38,10 @@ SEARCH_CELLS = ((1024, 64), (256, 200), (64, 800))
 SELFPLAY = dict(batch=256, simulations=64, moves=8)
 QUICK_SEARCH_CELLS = ((16, 8),)
 QUICK_SELFPLAY = dict(batch=8, simulations=8, moves=2)
+# Nim self-play cells of `network_cells`: (hidden sizes, simulations, max_nn_evals).
+NETWORK_CELLS = (((32, 32), 64, None), ((512, 512), 64, None), ((1024, 1024), 64, None),
+                 ((32, 32), 256, 64), ((512, 512), 256, 64))
+QUICK_NETWORK_CELLS = (((8,), 8, None), ((8,), 16, 8))
 
 
 @dataclasses.dataclass
@@ -71,7 +79,9 @@ def search_cell(batch: int, sims: int) -> Cell:
   return Cell(f"search-b{batch}-s{sims}", calls)
 
 
-def selfplay_cell(game: str, batch: int, simulations: int, moves: int) -> Cell:
+def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
+                  hidden: tuple[int, ...] | None = None, max_nn_evals: int | None = None,
+                  name: str | None = None) -> Cell:
   """`selfplay.play` with graph reuse, mcgs and tree, each on its own games.
 
   Args:
@@ -79,17 +89,23 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int) -> Cell:
     batch: B, games.
     simulations: S per move.
     moves: moves per call.
+    hidden: the MLP's hidden sizes; None: (128, 128) on Connect-4, (64, 64)
+      otherwise.
+    max_nn_evals: the search's evaluation budget (None: none).
+    name: the cell's name; None: "selfplay-GAME".
 
   Returns:
     The Cell; each call plays the next `moves` moves of its games.
   """
   env = envs.make(game)
-  eval_fn, params = _network(env, (128, 128) if game == "connect4" else (64, 64))
+  if hidden is None:
+    hidden = (128, 128) if game == "connect4" else (64, 64)
+  eval_fn, params = _network(env, hidden)
   calls = {}
   for backup in ("mcgs", "tree"):
     search = mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup,
                                    max_nodes=2 * (simulations + 1), dirichlet_fraction=0.25,
-                                   dirichlet_alpha=0.3)
+                                   dirichlet_alpha=0.3, max_nn_evals=max_nn_evals)
     config = selfplay.SelfPlayConfig(search=search, reuse_graph=True)
     play = jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
                                      num_moves=moves))
@@ -103,7 +119,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int) -> Cell:
       return state
 
     calls[backup] = call
-  return Cell(f"selfplay-{game.split(':')[0]}", calls)
+  return Cell(name or f"selfplay-{game.split(':')[0]}", calls)
 
 
 def floor_cell(batch: int, sims: int) -> Cell:
@@ -143,6 +159,23 @@ def cells(quick: bool = False) -> list[Cell]:
           for game in ("connect4", "nim")]
   out.append(floor_cell(*grid[0]))
   return out
+
+
+def network_cells(quick: bool = False) -> list[Cell]:
+  """Nim self-play cells over network sizes and an evaluation budget
+  (`NETWORK_CELLS`), named e.g. "nim-512x512-s64" or "nim-32x32-s256-e64".
+
+  Args:
+    quick: tiny shapes (a smoke test).
+
+  Returns:
+    The cells.
+  """
+  batch, moves = (8, 2) if quick else (128, 8)
+  return [selfplay_cell("nim", batch, sims, moves, hidden, evals,
+                        name=f"nim-{'x'.join(map(str, hidden))}-s{sims}"
+                        + (f"-e{evals}" if evals else ""))
+          for hidden, sims, evals in (QUICK_NETWORK_CELLS if quick else NETWORK_CELLS)]
 
 
 def _cpu_ms(call, repeats: int) -> float:

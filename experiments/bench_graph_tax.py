@@ -4,11 +4,14 @@
   mcgs-jax bench-graph-tax                 # about 2 minutes on 2 cores
   mcgs-jax bench-graph-tax --rounds 9      # tighter medians
   mcgs-jax bench-graph-tax --quick         # tiny shapes (the test)
+  mcgs-jax bench-graph-tax --networks      # Nim self-play over network sizes
 
 Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
 moves per call, graph reuse), and the full mcgs search against the network
-floor (B=1024, S=64). A cell's ratio is the median of its rounds' mcgs /
+floor (B=1024, S=64). With --networks instead: Nim self-play as
+graph-vs-tree trains it (B=128, S=64) with MLPs from (32, 32) to
+(1024, 1024), and with an evaluation budget. A cell's ratio is the median of its rounds' mcgs /
 tree (floor: search / floor) ratios; run it on an idle machine.
 """
 
@@ -28,12 +31,15 @@ def main(argv=None):
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--repeats", type=int, default=3, help="timed calls per cell per round")
   parser.add_argument("--quick", action="store_true", help="tiny shapes")
+  parser.add_argument("--networks", action="store_true",
+                      help="Nim self-play cells over network sizes instead")
   parser.add_argument("--csv", default="results/bench_graph_tax.csv")
   args = parser.parse_args(argv)
   for name in ("rounds", "repeats"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-  rows = graph_tax.measure(graph_tax.cells(args.quick), args.rounds, args.repeats,
+  cells = (graph_tax.network_cells if args.networks else graph_tax.cells)(args.quick)
+  rows = graph_tax.measure(cells, args.rounds, args.repeats,
                            log=lambda line: print(line, flush=True))
   print(measure.markdown_table(rows, graph_tax.FIELDS))
   measure.write_csv(args.csv, rows, graph_tax.FIELDS)

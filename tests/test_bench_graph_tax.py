@@ -12,3 +12,10 @@ def test_a_quick_run_measures_every_cell():
   assert all(set(graph_tax.FIELDS) <= set(r) for r in rows)
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["ratio"]) > 0 for r in rows)
   assert len(logged) == 1 and "selfplay-nim" in logged[0]   # one line per round
+
+
+def test_the_network_sweep_measures_every_network_and_the_budget():
+  rows = graph_tax.measure(graph_tax.network_cells(quick=True), rounds=1, repeats=1,
+                           log=lambda line: None)
+  assert [r["cell"] for r in rows] == ["nim-8-s8", "nim-8-s16-e8"]
+  assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
