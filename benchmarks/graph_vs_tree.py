@@ -174,7 +174,7 @@ def errors(game: str, row: dict) -> dict:
   """The three errors of one evaluated metrics row (NaN where not measured).
 
   Args:
-    game: "connect4" or "nim".
+    game: a recipe's game ("connect4", or a Nim recipe).
     row: a metrics row with an evaluation.
 
   Returns:
@@ -193,7 +193,7 @@ def evaluated(game: str, rows: list[dict]) -> list[dict]:
   """The metrics rows that hold an evaluation.
 
   Args:
-    game: "connect4" or "nim".
+    game: a recipe's game ("connect4", or a Nim recipe).
     rows: a run's metrics rows.
 
   Returns:

@@ -11,8 +11,9 @@ S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
 moves per call, graph reuse), and the full mcgs search against the network
 floor (B=1024, S=64). With --networks instead: Nim self-play as
 graph-vs-tree trains it (B=128, S=64) with MLPs from (32, 32) to
-(1024, 1024), and with an evaluation budget. A cell's ratio is the median of its rounds' mcgs /
-tree (floor: search / floor) ratios; run it on an idle machine.
+(1024, 1024), and with an evaluation budget. A cell's ratio is the median
+of its rounds' mcgs / tree (floor: search / floor) ratios; run it on an
+idle machine.
 """
 
 from __future__ import annotations
