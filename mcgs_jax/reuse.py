@@ -39,35 +39,62 @@ def _node_fields(record: object, game_fields: tuple[str, ...]) -> list[str]:
   return [f.name for f in dataclasses.fields(record) if f.name not in game_fields]
 
 
-def _ancestor_jumps(child: chex.Array) -> chex.Array:
-  """Pointer-jumping tables over one parent of each node, for ONE game.
-
-  Every node with a parent gets one of them (the highest-numbered); a node
-  without one points to itself. Row k maps each node to its 2^k-th ancestor
-  along these pointers (saturating at a node without a parent), for
-  2^k < N, so `_close` follows any such chain in log2(N) steps.
+def _jump_table(parent: chex.Array) -> chex.Array:
+  """Pointer-jumping tables over one parent pointer per node, for ONE game.
 
   Args:
-    child: int32[N, A], node indices or negative codes.
+    parent: int32[N], a parent of each node, or -1 for none.
 
   Returns:
-    int32[ceil(log2 N), N].
+    int32[ceil(log2 N), N]: row k maps each node to its 2^k-th ancestor along
+    the pointers (saturating at a node without a parent), for 2^k < N, so
+    `_close` follows any such chain in log2(N) steps.
   """
-  n, num_actions = child.shape
-  index = jnp.arange(n, dtype=jnp.int32)
-  parent = jnp.full(n, -1, jnp.int32).at[jnp.where(child >= 0, child, n).reshape(-1)].max(
-      jnp.repeat(index, num_actions), mode="drop")
-  up = jnp.where(parent >= 0, parent, index)
+  n = parent.shape[0]
+  up = jnp.where(parent >= 0, parent, jnp.arange(n, dtype=jnp.int32))
   # A loop, not unrolled steps: XLA would fuse the unrolled chain of gathers
   # into one kernel that recomputes each step twice per read of it.
   _, jumps = jax.lax.scan(lambda up, _: (up[up], up), up, length=max(1, (n - 1).bit_length()))
   return jumps
 
 
+def _ancestor_jumps(child: chex.Array) -> chex.Array:
+  """`_jump_table` over the highest-numbered parent of each node, found by
+  one scatter over ONE game's edges `child` (int32[N, A], node indices or
+  negative codes)."""
+  n, num_actions = child.shape
+  index = jnp.arange(n, dtype=jnp.int32)
+  parent = jnp.full(n, -1, jnp.int32).at[jnp.where(child >= 0, child, n).reshape(-1)].max(
+      jnp.repeat(index, num_actions), mode="drop")
+  return _jump_table(parent)
+
+
 def _close(seeds: chex.Array, jumps: chex.Array) -> chex.Array:
   """bool[N]: the seeds and every node whose chain of parent pointers
-  (`_ancestor_jumps`) passes through a seed."""
+  (`_jump_table`) passes through a seed."""
   return jax.lax.fori_loop(0, jumps.shape[0], lambda k, reach: reach | reach[jumps[k]], seeds)
+
+
+def _follow_links(reach, jumps, targets_of):
+  """The closure of `reach` (bool[N], closed under `jumps`) along every
+  edge: the targets of the edges out of reached nodes (`targets_of(reach)`,
+  int32[E], N for none) are added and the closure taken again, until nothing
+  is added. Returns (reach, parents int32[N]: the edges from reached nodes
+  into each node)."""
+  n = reach.shape[0]
+
+  def parents_of(reach):
+    parents = jnp.zeros(n, jnp.int32).at[targets_of(reach)].add(1, mode="drop")
+    return parents, jnp.any((parents > 0) & ~reach)
+
+  def grow(carry):
+    reach, parents, _ = carry
+    reach = _close(reach | (parents > 0), jumps)
+    return (reach,) + parents_of(reach)
+
+  reach, parents, _ = jax.lax.while_loop(lambda carry: carry[2], grow,
+                                         (reach,) + parents_of(reach))
+  return reach, parents
 
 
 def _reachable(child: chex.Array, start: chex.Array, links: bool):
@@ -81,6 +108,7 @@ def _reachable(child: chex.Array, start: chex.Array, links: bool):
   closure taken again, until nothing is added, usually after one or two
   such passes however deep the graph (links can also point from a later
   node to an earlier one, so no pass in index order would do).
+  `_reachable_listed` does the same on a list of the edges.
 
   Args:
     child: int32[N, A], node indices or negative codes.
@@ -98,19 +126,93 @@ def _reachable(child: chex.Array, start: chex.Array, links: bool):
   if not links:
     return reach, None
 
-  def parents_of(reach):
-    targets = jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1)
-    parents = jnp.zeros(n, jnp.int32).at[targets].add(1, mode="drop")
-    return parents, jnp.any((parents > 0) & ~reach)
+  def targets(reach):
+    return jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1)
 
-  def grow(carry):
-    reach, parents, _ = carry
-    reach = _close(reach | (parents > 0), jumps)
-    return (reach,) + parents_of(reach)
+  return _follow_links(reach, jumps, targets)
 
-  reach, parents, _ = jax.lax.while_loop(lambda carry: carry[2], grow,
-                                         (reach,) + parents_of(reach))
-  return reach, parents
+
+def _edge_list(child: chex.Array, max_edges: int):
+  """ONE game's stored edges (those into nodes) as a list.
+
+  Args:
+    child: int32[N, A], node indices or negative codes.
+    max_edges: L, the list's length. Static.
+
+  Returns:
+    (source, target, count): int32[L] each, the edges in (node, action)
+    order, padded with source -1 and target N; and int32, the number of
+    stored edges (> L: the list holds only the first L).
+  """
+  n, num_actions = child.shape
+  stored = child >= 0
+  # Each stored edge's place in the list: the stored edges of the rows
+  # before it, then those of its row up to it (a product with a triangle of
+  # ones: XLA's CPU cumsum over the N * A slots costs more than the scatter).
+  in_row = jnp.dot(stored.astype(jnp.float32),
+                   jnp.triu(jnp.ones((num_actions, num_actions), jnp.float32))).astype(jnp.int32)
+  per_row = stored.sum(axis=1, dtype=jnp.int32)
+  position = (jnp.cumsum(per_row) - per_row)[:, None] + in_row - 1
+  edge = jnp.full(max_edges, -1, jnp.int32).at[
+      jnp.where(stored & (position < max_edges), position, max_edges).reshape(-1)].set(
+          jnp.arange(n * num_actions, dtype=jnp.int32), mode="drop")
+  listed = edge >= 0
+  source = jnp.where(listed, edge // num_actions, -1)
+  target = jnp.where(listed, child.reshape(-1)[jnp.maximum(edge, 0)], n)
+  return source, target, per_row.sum()
+
+
+def _reachable_listed(source: chex.Array, target: chex.Array, start: chex.Array, n: int):
+  """`_reachable` with links, for ONE game, from the list of all its edges
+  (`_edge_list`).
+
+  The same walk, but each pass scatters the L listed edges instead of all
+  N * A edge slots: a graph holds few stored edges (one per node, plus its
+  links) among many unexpanded ones.
+
+  Args:
+    source: int32[L], each edge's node, -1 past the list's end.
+    target: int32[L], the node it leads to, N past the end.
+    start: int32, a node index, or negative for none.
+    n: N, the node capacity. Static.
+
+  Returns:
+    (reach bool[N], parents int32[N]), as `_reachable` with links.
+  """
+  parent = jnp.full(n, -1, jnp.int32).at[target].max(source, mode="drop")
+  jumps = _jump_table(parent)
+  reach = _close(jnp.arange(n) == start, jumps)
+
+  def targets(reach):
+    return jnp.where((source >= 0) & reach[jnp.maximum(source, 0)], target, n)
+
+  return _follow_links(reach, jumps, targets)
+
+
+def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges: int):
+  """Every game's nodes reachable from its `start` (see `_reachable`).
+
+  With links, the walk runs on each game's list of stored edges
+  (`_edge_list`, L = `max_edges`) when every game's edges fit in it, and on
+  the edge slots themselves otherwise (the same result, slower).
+
+  Args:
+    child: int32[B, N, A].
+    start: int32[B], a node index per game, or negative for none.
+    links: whether the graph may hold transposition links. Static.
+    max_edges: L. Static.
+
+  Returns:
+    (reach bool[B, N], parents int32[B, N] or None without links).
+  """
+  if not links:
+    return jax.vmap(lambda c, s: _reachable(c, s, False))(child, start)
+  n = child.shape[1]
+  source, target, count = jax.vmap(lambda c: _edge_list(c, max_edges))(child)
+  return jax.lax.cond(
+      jnp.all(count <= max_edges),
+      lambda: jax.vmap(lambda s, t, x: _reachable_listed(s, t, x, n))(source, target, start),
+      lambda: jax.vmap(lambda c, x: _reachable(c, x, True))(child, start))
 
 
 def _compaction(reach: chex.Array, start: chex.Array):
@@ -225,8 +327,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   kept = in_range & (graph.nodes_used > 0) & (start >= 0)
   start = jnp.where(kept, start, -1)
 
-  links = config.links_transpositions
-  reach, parents = jax.vmap(lambda c, s: _reachable(c, s, links))(graph.child, start)
+  reach, parents = reachable_nodes(graph.child, start, config.links_transpositions,
+                                   max_edges=2 * capacity)
   new_of_old, old_of_new, count = jax.vmap(_compaction)(reach, start)
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
@@ -260,7 +362,7 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   child = jnp.where(child >= 0, jax.vmap(lambda m, c: m[jnp.maximum(c, 0)])(new_of_old, child),
                     child)
   moved["child"] = child
-  if links:
+  if config.links_transpositions:
     # The kept edges into each kept node (counted by the reachability walk).
     moved["num_parents"] = move(parents, blank.num_parents)
   else:

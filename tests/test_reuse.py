@@ -201,6 +201,27 @@ def test_batch_with_games_not_kept():
   np.testing.assert_array_equal(new.nodes_used, [int(new.nodes_used[0]), 0])
 
 
+@pytest.mark.parametrize("max_edges", [4, 2 * (SIMS + 1)])
+def test_reachable_nodes_from_every_stored_node(max_edges):
+  """The walk over the edge list (every game's edges fit) and the one over
+  the edge slots (they do not: max_edges 4) both give the host BFS's nodes
+  and each kept node's count of edges from kept nodes."""
+  _, out = searched("mcgs")
+  child = out.graph.child
+  walk = jax.jit(functools.partial(mcgs_jax.reuse.reachable_nodes, links=True,
+                                   max_edges=max_edges))
+  for node in range(int(out.graph.nodes_used.min())):
+    starts = np.full(child.shape[0], node, np.int32)
+    if node == 0:
+      starts[-1] = -1   # a game with nothing kept
+    reach, parents = jax.device_get(walk(child, starts))
+    for b in range(child.shape[0]):
+      expected = reachable(child[b], node) if starts[b] >= 0 else set()
+      assert set(np.flatnonzero(reach[b])) == expected
+      edges = [c for row in child[b][sorted(expected)] for c in row if c >= 0]
+      np.testing.assert_array_equal(parents[b], np.bincount(edges, minlength=child.shape[1]))
+
+
 @chex.dataclass(frozen=True)
 class TaggedGraph(graph_lib.Graph):
   """A graph with a node field `Graph` does not have."""
