@@ -132,34 +132,70 @@ def _reachable(child: chex.Array, start: chex.Array, links: bool):
   return _follow_links(reach, jumps, targets)
 
 
+# Edge slots read as one word of bits (`_edge_list`).
+_WORD = 32
+
+
 def _edge_list(child: chex.Array, max_edges: int):
-  """ONE game's stored edges (those into nodes) as a list.
+  """Every game's stored edges (those into nodes) as a list.
+
+  Each node's row of edge slots is read as ceil(A / 32) words of bits, one
+  per stored edge, in one pass over the N * A slots; every later step is
+  over the words or the L places. Each word holding edges marks the place
+  of its first edge and a running maximum carries the mark to the places
+  after it, so each place knows its word; bit counts find its slot in the
+  word. (Placing each slot's edge by a scatter over all N * A slots, after
+  counting the edges before it, costs several times more on XLA's CPU.)
 
   Args:
-    child: int32[N, A], node indices or negative codes.
+    child: int32[B, N, A], node indices or negative codes.
     max_edges: L, the list's length. Static.
 
   Returns:
-    (source, target, count): int32[L] each, the edges in (node, action)
-    order, padded with source -1 and target N; and int32, the number of
-    stored edges (> L: the list holds only the first L).
+    (source, target, count): int32[B, L] each, every game's edges in
+    (node, action) order, padded with source -1 and target N; and int32[B],
+    the number of stored edges (> L: the list holds only the first L).
   """
-  n, num_actions = child.shape
-  stored = child >= 0
-  # Each stored edge's place in the list: the stored edges of the rows
-  # before it, then those of its row up to it (a product with a triangle of
-  # ones: XLA's CPU cumsum over the N * A slots costs more than the scatter).
-  in_row = jnp.dot(stored.astype(jnp.float32),
-                   jnp.triu(jnp.ones((num_actions, num_actions), jnp.float32))).astype(jnp.int32)
-  per_row = stored.sum(axis=1, dtype=jnp.int32)
-  position = (jnp.cumsum(per_row) - per_row)[:, None] + in_row - 1
-  edge = jnp.full(max_edges, -1, jnp.int32).at[
-      jnp.where(stored & (position < max_edges), position, max_edges).reshape(-1)].set(
-          jnp.arange(n * num_actions, dtype=jnp.int32), mode="drop")
-  listed = edge >= 0
-  source = jnp.where(listed, edge // num_actions, -1)
-  target = jnp.where(listed, child.reshape(-1)[jnp.maximum(edge, 0)], n)
-  return source, target, per_row.sum()
+  batch, n, num_actions = child.shape
+  words_per_node = -(-num_actions // _WORD)
+  words = n * words_per_node
+  stored = jnp.pad(child >= 0, ((0, 0), (0, 0), (0, words_per_node * _WORD - num_actions)))
+  bits = jnp.sum(stored.reshape(batch, words, _WORD).astype(jnp.uint32)
+                 << jnp.arange(_WORD, dtype=jnp.uint32), axis=-1, dtype=jnp.uint32)
+  per_word = jax.lax.population_count(bits).astype(jnp.int32)
+  word_end = jax.lax.associative_scan(jnp.add, per_word, axis=1)
+  count = word_end[:, -1]
+
+  # Flat indices: XLA's CPU runs one-dimensional gathers and scatters faster
+  # than batched ones.
+  game = jnp.arange(batch, dtype=jnp.int32)[:, None]
+  first_place = word_end - per_word
+  marks = jnp.zeros(batch * max_edges, jnp.int32).at[
+      jnp.where((per_word > 0) & (first_place < max_edges), game * max_edges + first_place,
+                batch * max_edges).reshape(-1)].max(
+                    jnp.broadcast_to(jnp.arange(words, dtype=jnp.int32), (batch, words)).reshape(-1),
+                    mode="drop")
+  # Barriers keep each running result in one kernel, not recomputed by each
+  # of its readers.
+  word = jax.lax.optimization_barrier(
+      jax.lax.associative_scan(jnp.maximum, marks.reshape(batch, max_edges), axis=1))
+  flat_word = game * words + word
+  word_bits = bits.reshape(-1)[flat_word]
+  place = jnp.arange(max_edges, dtype=jnp.int32)[None, :]
+  rank = place - first_place.reshape(-1)[flat_word]
+  # The slot of the word's rank-th edge: the highest bit with at most `rank`
+  # edges below it.
+  bit = jnp.zeros_like(word)
+  for step in (16, 8, 4, 2, 1):
+    below = jax.lax.population_count(
+        word_bits & ((jnp.uint32(1) << (bit + step).astype(jnp.uint32)) - 1)).astype(jnp.int32)
+    bit = jnp.where(below <= rank, bit + step, bit)
+  bit = jax.lax.optimization_barrier(bit)
+  source = word // words_per_node
+  action = jnp.minimum((word % words_per_node) * _WORD + bit, num_actions - 1)
+  listed = place < count[:, None]
+  target = child.reshape(-1)[(game * n + source) * num_actions + action]
+  return jnp.where(listed, source, -1), jnp.where(listed, target, n), count
 
 
 def _reachable_listed(source: chex.Array, target: chex.Array, start: chex.Array, n: int):
@@ -208,7 +244,7 @@ def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges
   if not links:
     return jax.vmap(lambda c, s: _reachable(c, s, False))(child, start)
   n = child.shape[1]
-  source, target, count = jax.vmap(lambda c: _edge_list(c, max_edges))(child)
+  source, target, count = _edge_list(child, max_edges)
   return jax.lax.cond(
       jnp.all(count <= max_edges),
       lambda: jax.vmap(lambda s, t, x: _reachable_listed(s, t, x, n))(source, target, start),

@@ -222,6 +222,63 @@ def test_reachable_nodes_from_every_stored_node(max_edges):
       np.testing.assert_array_equal(parents[b], np.bincount(edges, minlength=child.shape[1]))
 
 
+@pytest.mark.parametrize("num_actions,max_edges", [(3, 40), (32, 40), (33, 40), (70, 40), (70, 5)])
+def test_edge_list_holds_the_stored_edges_in_order(num_actions, max_edges):
+  """Every game's stored edges, in (node, action) order, padded with -1 / N,
+  and their count; with more edges than places (max_edges 5), the first
+  ones. Rows of 33 and 70 slots span several words of bits."""
+  rng = np.random.default_rng(num_actions)
+  batch, n = 3, 9
+  child = np.where(rng.random((batch, n, num_actions)) < 0.06,
+                   rng.integers(0, n, (batch, n, num_actions)),
+                   -rng.integers(1, 4, (batch, n, num_actions))).astype(np.int32)
+  child[1] = graph_lib.UNEXPANDED   # a game without edges
+  child[2, -1, -1] = n - 1          # the very last slot
+  source, target, count = jax.device_get(
+      jax.jit(mcgs_jax.reuse._edge_list, static_argnums=1)(jnp.asarray(child), max_edges))
+  for b in range(batch):
+    nodes, actions = np.nonzero(child[b] >= 0)
+    assert count[b] == len(nodes)
+    listed = min(len(nodes), max_edges)
+    np.testing.assert_array_equal(source[b, :listed], nodes[:listed])
+    np.testing.assert_array_equal(target[b, :listed], child[b][nodes, actions][:listed])
+    assert np.all(source[b, listed:] == -1) and np.all(target[b, listed:] == n)
+
+
+def _check_index(key, count, slots, overflows, max_probes):
+  """Each key of the first `count` nodes is found at its first node or is
+  left out, counted per node in `overflows`; nothing else is stored."""
+  first = {}
+  for node in range(count):
+    first.setdefault(tuple(key[node]), node)
+  table = graph_lib.HashTable(entries=graph_lib.table_entry(
+      jnp.asarray(key[np.maximum(slots, 0)] * (slots >= 0)[:, None]), jnp.asarray(slots)))
+  found, _ = jax.device_get(jax.vmap(hash_table.find, in_axes=(None, 0, None))(
+      table, jnp.asarray(key), max_probes))
+  missing = [node for node in first.values() if found[node] != node]
+  assert all(found[node] == graph_lib.EMPTY for node in missing)
+  # Counted per node: a missing key's twins too.
+  assert np.sum(found[:count] == graph_lib.EMPTY) == overflows
+  assert sorted(slots[slots != graph_lib.EMPTY]) == sorted(set(first.values()) - set(missing))
+
+
+@pytest.mark.parametrize("table_size,max_probes", [(64, 16), (16, 3), (8, 16)])
+def test_index_nodes_finds_each_kept_key_at_its_first_node(table_size, max_probes):
+  """Many twins (nodes of one position) and shared slots: each indexed key
+  found at the first of its nodes, a key left out only when counted (a
+  table too small, probe sequences too short)."""
+  rng = np.random.default_rng(table_size + max_probes)
+  batch, n = 6, 24
+  key = rng.integers(0, 12, (batch, n, 2)).astype(np.uint32)
+  count = np.array([n, 17, 9, 5, 1, 0], np.int32)
+  index = jax.jit(jax.vmap(mcgs_jax.reuse._index_nodes, in_axes=(0, 0, None, None)),
+                  static_argnums=(2, 3))
+  table, overflows = jax.device_get(index(key, count, table_size, max_probes))
+  for b in range(batch):
+    _check_index(key[b], count[b], table.nodes[b], overflows[b], max_probes)
+  assert (overflows == 0).all() if table_size == 64 else overflows[0] > 0
+
+
 @chex.dataclass(frozen=True)
 class TaggedGraph(graph_lib.Graph):
   """A graph with a node field `Graph` does not have."""
