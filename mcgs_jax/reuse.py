@@ -4,7 +4,7 @@ After a move, the subgraph below the reached child holds statistics that the
 next search would otherwise recompute. `advance` keeps exactly the nodes
 reachable from that child (in "mcgs" mode a node may have several parents, so
 reachability is computed over the whole DAG, not a subtree), compacts them to
-indices 0..M-1 with the new root at 0 and rebuilds the hash table; `reroot`
+indices 0..M-1 with the new root at 0 and keeps (or rebuilds) the hash table; `reroot`
 adds the fallback to a fresh root and fresh root noise, for play loops:
 
   out = search(...) -> state = env.step(state, out.action)
@@ -314,6 +314,66 @@ def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes
   return graph_lib.HashTable(entries=entries), waiting.sum(dtype=jnp.int32)
 
 
+def _kept_table(table: graph_lib.HashTable, new_of_old: chex.Array, count: chex.Array):
+  """Every game's table kept rather than rebuilt, where that gives the same
+  lookups: each kept entry moved up its own group past the dropped ones.
+
+  A table whose every entry lies in its home group (`hash_table.home_slot`)
+  holds each group's keys in the group's first slots, in the order they
+  were inserted. Dropping some and moving the rest up in that order leaves
+  each group's first slots taken and every kept key found, so lookups and
+  insertions find what a rebuilt table (`_index_nodes`) finds; only the
+  order inside a group may differ. That holds where no entry spilled into a
+  later group and each kept node has its entry (no twins, no overflows).
+
+  Args:
+    table: HashTable [B, T], the old graph's.
+    new_of_old: int32[B, N], each old node's new index, -1 if dropped.
+    count: int32[B], the number of kept nodes.
+
+  Returns:
+    (table, fits): the kept table, HashTable [B, T], and bool[B], whether it
+    gives the lookups of a rebuilt one.
+  """
+  batch, table_size = table.nodes.shape
+  capacity = new_of_old.shape[1]
+  group = min(hash_table.PROBE_GROUP, table_size)
+  old_node = table.nodes
+  occupied = old_node != graph_lib.EMPTY
+  game = jnp.arange(batch, dtype=jnp.int32)[:, None]
+  node = jnp.where(occupied,
+                   new_of_old.reshape(-1)[game * capacity + jnp.maximum(old_node, 0)], -1)
+  keep = node >= 0
+  slot = jnp.arange(table_size, dtype=jnp.int32)[None, :]
+  home = jax.vmap(jax.vmap(lambda key: hash_table.home_slot(key, table_size)))(
+      table.stored_keys)
+  fits = (jnp.all(~occupied | (home // group == slot // group), axis=1)
+          & (jnp.sum(keep, axis=1, dtype=jnp.int32) == count))
+  # Each group's kept entries as bits; the p-th slot of a group takes the
+  # entry of its p-th set bit (a binary search over the bits), a gather
+  # rather than a scatter.
+  lane = jnp.arange(group, dtype=jnp.uint32)
+  kept_bits = jnp.sum(keep.reshape(batch, table_size // group, group).astype(jnp.uint32)
+                      << lane, axis=-1, dtype=jnp.uint32)
+  bits = jnp.repeat(kept_bits, group, axis=1)
+  rank = jnp.broadcast_to(lane.astype(jnp.int32), (batch, table_size // group, group)).reshape(
+      batch, table_size)
+  source = jnp.zeros_like(rank)
+  step = group // 2
+  while step:
+    below = jax.lax.population_count(
+        bits & ((jnp.uint32(1) << (source + step).astype(jnp.uint32)) - 1)).astype(jnp.int32)
+    source = jnp.where(below <= rank, source + step, source)
+    step //= 2
+  filled = rank < jax.lax.population_count(bits).astype(jnp.int32)
+  flat = (game * table_size + slot - rank + source).reshape(-1)
+  # Whole entries gathered (one index per entry, not one per lane).
+  entries = graph_lib.table_entry(table.stored_keys, node).reshape(batch * table_size, -1)[flat]
+  empty = graph_lib.empty_table(table_size).entries
+  entries = jnp.where(filled[..., None], entries.reshape(batch, table_size, -1), empty)
+  return graph_lib.HashTable(entries=entries), fits
+
+
 def advance(graph: graph_lib.Graph, action: chex.Array,
             config: config_lib.SearchConfig) -> tuple[graph_lib.Graph, chex.Array]:
   """Re-roots every game's graph at the child its root reaches by `action`.
@@ -321,9 +381,11 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   The kept nodes keep all their statistics (visits, values, priors, edge
   counts and Q), so the new root starts with N = the old child's visits.
   Nodes not reachable from the new root are dropped and their slots cleared
-  as in `graph.empty`, so the graph can grow again; the hash table is rebuilt
-  from the kept keys and the `stats` counters restart from zero (except
-  `table_overflows`, which counts kept keys the new table could not index).
+  as in `graph.empty`, so the graph can grow again; the hash table indexes
+  the kept keys (the old table's kept entries moved up their probe groups
+  where that finds them all, `_kept_table`, else a rebuilt one) and the
+  `stats` counters restart from zero (except `table_overflows`, which counts
+  kept keys the new table could not index).
   The enhancements' records (`Graph.enhancements`) move alike: their node
   fields with their nodes, their per-game fields cleared, then their own
   `rerooted` (the Gumbel root's noise stays cleared, `reroot` draws it
@@ -409,9 +471,12 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
 
   stats = jax.tree.map(jnp.zeros_like, graph.stats).replace(nodes_used=count)
   if config.uses_table:
-    table, overflows = jax.vmap(
-        lambda key, n: _index_nodes(key, n, graph.table.nodes.shape[-1], config.max_probes))(
-            moved["key"], count)
+    kept_table, fits = _kept_table(graph.table, new_of_old, count)
+    table, overflows = jax.lax.cond(
+        jnp.all(fits),
+        lambda: (kept_table, jnp.zeros_like(count)),
+        lambda: jax.vmap(lambda key, n: _index_nodes(
+            key, n, graph.table.nodes.shape[-1], config.max_probes))(moved["key"], count))
     stats = stats.replace(table_overflows=overflows)
   else:
     table = blank.table

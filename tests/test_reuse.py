@@ -279,6 +279,54 @@ def test_index_nodes_finds_each_kept_key_at_its_first_node(table_size, max_probe
   assert (overflows == 0).all() if table_size == 64 else overflows[0] > 0
 
 
+@pytest.mark.parametrize("table_size,max_probes,spills", [(64, 16, False), (16, 16, True),
+                                                         (16, 3, False)])
+def test_kept_table_finds_what_a_rebuilt_table_finds(table_size, max_probes, spills):
+  """Where the old table lets itself be kept (no entry outside its home
+  group, every kept node indexed), the kept table finds each kept key at
+  its new node and takes the very slots a rebuilt table takes; elsewhere it
+  says so. Small tables spill, twins leave nodes out."""
+  rng = np.random.default_rng(table_size + max_probes)
+  batch, n = 40, 14
+  key = rng.integers(0, 2**32, (batch, n, 2), dtype=np.uint32)
+  key[:8, 5] = key[:8, 2]  # twins
+  count = rng.integers(0, n + 1, batch).astype(np.int32)
+  index = jax.jit(jax.vmap(mcgs_jax.reuse._index_nodes, in_axes=(0, 0, None, None)),
+                  static_argnums=(2, 3))
+  old_table, old_overflows = index(key, count, table_size, max_probes)
+  node = np.arange(n)[None, :]
+  start = np.where(count > 0, rng.integers(0, n, batch) % np.maximum(count, 1), -1)
+  reach = (rng.random((batch, n)) < 0.6) & (node < count[:, None]) | (node == start[:, None])
+  reach &= start[:, None] >= 0
+  new_of_old, old_of_new, new_count = jax.vmap(mcgs_jax.reuse._compaction)(
+      jnp.asarray(reach), jnp.asarray(start, jnp.int32))
+  new_key = np.where((node < np.asarray(new_count)[:, None])[..., None],
+                     np.take_along_axis(key, np.asarray(old_of_new)[..., None], axis=1), 0)
+  kept, fits = jax.device_get(jax.jit(mcgs_jax.reuse._kept_table)(
+      old_table, new_of_old, new_count))
+  rebuilt, overflows = jax.device_get(index(new_key.astype(np.uint32), new_count, table_size,
+                                            max_probes))
+  old_table, old_overflows = jax.device_get((old_table, old_overflows))
+  homes = np.asarray(jax.vmap(jax.vmap(lambda k: hash_table.home_slot(k, table_size)))(
+      jnp.asarray(old_table.stored_keys)))
+  group = min(hash_table.PROBE_GROUP, table_size)
+  spilled = 0
+  for b in range(batch):
+    occupied = old_table.nodes[b] >= 0
+    in_group = np.all(homes[b][occupied] // group == np.flatnonzero(occupied) // group)
+    old_keys = {tuple(k) for k in old_table.stored_keys[b][occupied]}
+    indexed = set(np.asarray(new_of_old)[b][old_table.nodes[b][occupied]]) - {-1}
+    assert fits[b] == (in_group and indexed == set(range(new_count[b]))), b
+    spilled += not in_group and indexed == set(range(new_count[b]))
+    if not fits[b]:
+      continue
+    assert len({tuple(k) for k in new_key[b, :new_count[b]]} & old_keys) == new_count[b]
+    _check_index(new_key[b], new_count[b], kept.nodes[b], 0, max_probes)
+    np.testing.assert_array_equal(kept.nodes[b] >= 0, rebuilt.nodes[b] >= 0)
+    assert overflows[b] == 0
+  assert fits.any() and not fits.all() and bool(spilled) == spills
+
+
 @chex.dataclass(frozen=True)
 class TaggedGraph(graph_lib.Graph):
   """A graph with a node field `Graph` does not have."""
