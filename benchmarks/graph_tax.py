@@ -14,6 +14,10 @@ MLP(64, 64); random networks, PUCT):
 trains it (B=128, S=64), with networks from graph-vs-tree's MLP(32, 32) to
 an MLP(1024, 1024), and with an evaluation budget (`max_nn_evals`=64 of 256
 simulations), for how a network's cost dilutes the graph's.
+`part_cells` (`--parts`): the self-play cells with the graph's switches
+turned on one at a time against the tree: the table alone (`tt_cache`: each
+new node looked up and indexed, no links), links without corrections
+(`LINKS_ONLY`), then `mcgs`, for where the graph's self-play cost lies.
 Each round times every cell's mcgs and tree calls one after the other, the
 first of the two alternating between rounds; a cell's ratio is the median of
 its rounds' mcgs / tree ratios.
@@ -28,6 +32,7 @@ from typing import Callable
 import jax
 
 from mcgs_jax import envs
+from mcgs_jax import modes
 import mcgs_jax
 from mcgs_jax.benchmarks import phases
 from mcgs_jax.learning import selfplay
@@ -42,6 +47,10 @@ QUICK_SELFPLAY = dict(batch=8, simulations=8, moves=2)
 NETWORK_CELLS = (((32, 32), 64, None), ((512, 512), 64, None), ((1024, 1024), 64, None),
                  ((32, 32), 256, 64), ((512, 512), 256, 64))
 QUICK_NETWORK_CELLS = (((8,), 8, None), ((8,), 16, 8))
+# The graph without its corrections: links only (registered on first use).
+LINKS_ONLY = "links-only"
+# `part_cells`: (cell name suffix, backup timed against the tree).
+PARTS = (("-table", "tt_cache"), ("-links", LINKS_ONLY), ("", "mcgs"))
 
 
 @dataclasses.dataclass
@@ -81,7 +90,7 @@ def search_cell(batch: int, sims: int) -> Cell:
 
 def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
                   hidden: tuple[int, ...] | None = None, max_nn_evals: int | None = None,
-                  name: str | None = None) -> Cell:
+                  name: str | None = None, graph_backup: str = "mcgs") -> Cell:
   """`selfplay.play` with graph reuse, mcgs and tree, each on its own games.
 
   Args:
@@ -93,6 +102,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
       otherwise.
     max_nn_evals: the search's evaluation budget (None: none).
     name: the cell's name; None: "selfplay-GAME".
+    graph_backup: the backup mode timed in the cell's "mcgs" place.
 
   Returns:
     The Cell; each call plays the next `moves` moves of its games.
@@ -102,7 +112,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
     hidden = (128, 128) if game == "connect4" else (64, 64)
   eval_fn, params = _network(env, hidden)
   calls = {}
-  for backup in ("mcgs", "tree"):
+  for place, backup in (("mcgs", graph_backup), ("tree", "tree")):
     search = mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup,
                                    max_nodes=2 * (simulations + 1), dirichlet_fraction=0.25,
                                    dirichlet_alpha=0.3, max_nn_evals=max_nn_evals)
@@ -118,7 +128,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
       games["state"] = state
       return state
 
-    calls[backup] = call
+    calls[place] = call
   return Cell(name or f"selfplay-{game.split(':')[0]}", calls)
 
 
@@ -176,6 +186,25 @@ def network_cells(quick: bool = False) -> list[Cell]:
                         name=f"nim-{'x'.join(map(str, hidden))}-s{sims}"
                         + (f"-e{evals}" if evals else ""))
           for hidden, sims, evals in (QUICK_NETWORK_CELLS if quick else NETWORK_CELLS)]
+
+
+def part_cells(quick: bool = False) -> list[Cell]:
+  """The self-play cells of `cells` once per switch of the graph (`PARTS`),
+  named e.g. "selfplay-nim-table", "selfplay-nim-links", "selfplay-nim".
+
+  Args:
+    quick: tiny shapes (a smoke test).
+
+  Returns:
+    The cells, each game's in `PARTS`' order.
+  """
+  if LINKS_ONLY not in modes.names():
+    modes.register(modes.BackupMode(LINKS_ONLY, "the graph's links without corrections",
+                                    uses_table=True, links_transpositions=True))
+  play = QUICK_SELFPLAY if quick else SELFPLAY
+  return [selfplay_cell(game, play["batch"], play["simulations"], play["moves"],
+                        name=f"selfplay-{game}{suffix}", graph_backup=backup)
+          for game in ("connect4", "nim") for suffix, backup in PARTS]
 
 
 def _cpu_ms(call, repeats: int) -> float:

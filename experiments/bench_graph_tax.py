@@ -5,13 +5,16 @@
   mcgs-jax bench-graph-tax --rounds 9      # tighter medians
   mcgs-jax bench-graph-tax --quick         # tiny shapes (the test)
   mcgs-jax bench-graph-tax --networks      # Nim self-play over network sizes
+  mcgs-jax bench-graph-tax --parts         # self-play, the graph's switches one by one
 
 Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
 moves per call, graph reuse), and the full mcgs search against the network
 floor (B=1024, S=64). With --networks instead: Nim self-play as
 graph-vs-tree trains it (B=128, S=64) with MLPs from (32, 32) to
-(1024, 1024), and with an evaluation budget. A cell's ratio is the median
+(1024, 1024), and with an evaluation budget. With --parts: the self-play
+cells with the table alone (tt_cache), links without corrections, and mcgs,
+each against the tree. A cell's ratio is the median
 of its rounds' mcgs / tree (floor: search / floor) ratios; run it on an
 idle machine.
 """
@@ -34,12 +37,17 @@ def main(argv=None):
   parser.add_argument("--quick", action="store_true", help="tiny shapes")
   parser.add_argument("--networks", action="store_true",
                       help="Nim self-play cells over network sizes instead")
+  parser.add_argument("--parts", action="store_true",
+                      help="self-play cells with the graph's switches one at a time instead")
   parser.add_argument("--csv", default="results/bench_graph_tax.csv")
   args = parser.parse_args(argv)
+  if args.networks and args.parts:
+    parser.error("--networks and --parts are different runs; pick one")
   for name in ("rounds", "repeats"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-  cells = (graph_tax.network_cells if args.networks else graph_tax.cells)(args.quick)
+  cells = (graph_tax.network_cells if args.networks else
+           graph_tax.part_cells if args.parts else graph_tax.cells)(args.quick)
   rows = graph_tax.measure(cells, args.rounds, args.repeats,
                            log=lambda line: print(line, flush=True))
   print(measure.markdown_table(rows, graph_tax.FIELDS))

@@ -19,3 +19,13 @@ def test_the_network_sweep_measures_every_network_and_the_budget():
                            log=lambda line: None)
   assert [r["cell"] for r in rows] == ["nim-8-s8", "nim-8-s16-e8"]
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
+
+
+def test_the_parts_run_times_each_switch_of_the_graph_against_the_tree():
+  rows = graph_tax.measure(graph_tax.part_cells(quick=True), rounds=1, repeats=1,
+                           log=lambda line: None)
+  assert [r["cell"] for r in rows] == [
+      f"selfplay-{game}{suffix}" for game in ("connect4", "nim")
+      for suffix in ("-table", "-links", "")]
+  assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
+  assert graph_tax.part_cells(quick=True)   # registering the mode twice is harmless
