@@ -1,6 +1,7 @@
 """Smoke test of the graph-tax benchmark (`mcgs_jax.benchmarks.graph_tax`):
 a tiny run measures a row per cell."""
 
+from mcgs_jax import modes
 from mcgs_jax.benchmarks import graph_tax
 
 
@@ -21,11 +22,14 @@ def test_the_network_sweep_measures_every_network_and_the_budget():
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
 
 
-def test_the_parts_run_times_each_switch_of_the_graph_against_the_tree():
+def test_the_parts_run_times_each_switch_of_the_graph_against_the_tree(monkeypatch):
+  # The mode it registers is gone after the test.
+  monkeypatch.setattr(modes, "MODES", dict(modes.MODES))
   rows = graph_tax.measure(graph_tax.part_cells(quick=True), rounds=1, repeats=1,
                            log=lambda line: None)
   assert [r["cell"] for r in rows] == [
       f"selfplay-{game}{suffix}" for game in ("connect4", "nim")
       for suffix in ("-table", "-links", "")]
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
+  assert graph_tax.LINKS_ONLY in modes.names()
   assert graph_tax.part_cells(quick=True)   # registering the mode twice is harmless
