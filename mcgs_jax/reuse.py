@@ -136,6 +136,25 @@ def _reachable(child: chex.Array, start: chex.Array, links: bool):
 _WORD = 32
 
 
+def _set_bit_of_rank(bits: chex.Array, rank: chex.Array, width: int) -> chex.Array:
+  """int32: where each word's `rank`-th set bit (from 0) lies: the highest
+  bit with at most `rank` set bits below it, found by a binary search.
+
+  Args:
+    bits: uint32 words of `width` bits.
+    rank: int32, the same shape.
+    width: bits per word, a power of two. Static.
+  """
+  bit = jnp.zeros(rank.shape, jnp.int32)
+  step = width // 2
+  while step:
+    below = jax.lax.population_count(
+        bits & ((jnp.uint32(1) << (bit + step).astype(jnp.uint32)) - 1)).astype(jnp.int32)
+    bit = jnp.where(below <= rank, bit + step, bit)
+    step //= 2
+  return bit
+
+
 def _edge_list(child: chex.Array, max_edges: int):
   """Every game's stored edges (those into nodes) as a list.
 
@@ -183,14 +202,7 @@ def _edge_list(child: chex.Array, max_edges: int):
   word_bits = bits.reshape(-1)[flat_word]
   place = jnp.arange(max_edges, dtype=jnp.int32)[None, :]
   rank = place - first_place.reshape(-1)[flat_word]
-  # The slot of the word's rank-th edge: the highest bit with at most `rank`
-  # edges below it.
-  bit = jnp.zeros_like(word)
-  for step in (16, 8, 4, 2, 1):
-    below = jax.lax.population_count(
-        word_bits & ((jnp.uint32(1) << (bit + step).astype(jnp.uint32)) - 1)).astype(jnp.int32)
-    bit = jnp.where(below <= rank, bit + step, bit)
-  bit = jax.lax.optimization_barrier(bit)
+  bit = jax.lax.optimization_barrier(_set_bit_of_rank(word_bits, rank, _WORD))
   source = word // words_per_node
   action = jnp.minimum((word % words_per_node) * _WORD + bit, num_actions - 1)
   listed = place < count[:, None]
@@ -350,21 +362,14 @@ def _kept_table(table: graph_lib.HashTable, new_of_old: chex.Array, count: chex.
   fits = (jnp.all(~occupied | (home // group == slot // group), axis=1)
           & (jnp.sum(keep, axis=1, dtype=jnp.int32) == count))
   # Each group's kept entries as bits; the p-th slot of a group takes the
-  # entry of its p-th set bit (a binary search over the bits), a gather
-  # rather than a scatter.
+  # entry of its p-th set bit, a gather rather than a scatter.
   lane = jnp.arange(group, dtype=jnp.uint32)
   kept_bits = jnp.sum(keep.reshape(batch, table_size // group, group).astype(jnp.uint32)
                       << lane, axis=-1, dtype=jnp.uint32)
   bits = jnp.repeat(kept_bits, group, axis=1)
   rank = jnp.broadcast_to(lane.astype(jnp.int32), (batch, table_size // group, group)).reshape(
       batch, table_size)
-  source = jnp.zeros_like(rank)
-  step = group // 2
-  while step:
-    below = jax.lax.population_count(
-        bits & ((jnp.uint32(1) << (source + step).astype(jnp.uint32)) - 1)).astype(jnp.int32)
-    source = jnp.where(below <= rank, source + step, source)
-    step //= 2
+  source = _set_bit_of_rank(bits, rank, group)
   filled = rank < jax.lax.population_count(bits).astype(jnp.int32)
   flat = (game * table_size + slot - rank + source).reshape(-1)
   # Whole entries gathered (one index per entry, not one per lane).
