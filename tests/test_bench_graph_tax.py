@@ -2,7 +2,9 @@
 a tiny run measures a row per cell."""
 
 from mcgs_jax import modes
+from mcgs_jax.learning import cli
 from mcgs_jax.benchmarks import graph_tax
+from tests import commands
 
 
 def test_a_quick_run_measures_every_cell():
@@ -33,3 +35,10 @@ def test_the_parts_run_times_each_switch_of_the_graph_against_the_tree(monkeypat
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["tree_cpu_ms"]) > 0 for r in rows)
   assert graph_tax.LINKS_ONLY in modes.names()
   assert graph_tax.part_cells(quick=True)   # registering the mode twice is harmless
+
+
+def test_two_runs_asked_at_once_are_one_line():
+  done = commands.run("bench-graph-tax", ["--networks", "--parts"], check=False, timeout=300)
+  lines = [line for line in done.stderr.splitlines() if line.strip()]
+  assert done.returncode == cli.USAGE and len(lines) == 1, done.stderr
+  assert lines[0].startswith("error: ") and "pick one" in lines[0], done.stderr
