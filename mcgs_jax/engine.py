@@ -64,6 +64,97 @@ def check_rng(rng: chex.PRNGKey) -> None:
         "jax.random.PRNGKey(0), not one key per game")
 
 
+@chex.dataclass(frozen=True)
+class Roots:
+  """Each game's evaluated root, before it is written into a graph (`init`,
+  `reuse.reroot`). Every field leads with B."""
+  key: chex.Array        # uint32[B, 2]
+  embedding: Any         # pytree [B, ...]
+  prior: chex.Array      # f32[B, A], with the root noise the config asks for
+  legal: chex.Array      # bool[B, A], no move at a terminal root
+  value: chex.Array      # f32[B], 0 at a terminal root
+  terminal: chex.Array   # bool[B]
+  nan: chex.Array        # bool[B], the network's output held NaN (replaced)
+
+
+def evaluate_roots(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
+                   config: config_lib.SearchConfig) -> Roots:
+  """The network's evaluation of each game's root, as `init` stores it.
+
+  Args:
+    params: network parameters, for `eval_fn`.
+    rng: a PRNG key; `init`'s key gives `init`'s evaluation and noise.
+    state: a batch of states [B].
+    env: the env or `mcgs_jax.Model`. Static.
+    eval_fn: as in `search`. Static.
+    config: SearchConfig. Static.
+
+  Returns:
+    Roots [B].
+
+  Raises:
+    ValueError, RootError: as `init`.
+  """
+  check_rng(rng)
+  check_batch(state)
+  model = model_lib.as_model(env)
+  model_lib.check_solver(model, rules.of(config).proves)
+  root = model.root(state)
+  if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
+    raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
+                     "search takes a batch of states (env.init(rng, batch_size=B))")
+  batch_size = root.key.shape[0]
+  chex.assert_shape(root.legal, (batch_size, model.num_actions))
+  chex.assert_shape(root.terminal, (batch_size,))
+  expansion.check_roots(root.legal, root.terminal, config)
+  legal = root.legal & ~root.terminal[:, None]
+  prior, value, nan = expansion.evaluate(params, rng, eval_fn, root.embedding, legal, config)
+  prior = policies.noisy_root_prior(jax.random.fold_in(rng, 1), prior, legal, config)
+  value = jnp.where(root.terminal, 0.0, value)
+  return Roots(key=root.key, embedding=root.embedding, prior=prior, legal=legal, value=value,
+               terminal=root.terminal, nan=nan)
+
+
+def write_roots(graph: graph_lib.Graph, roots: Roots, config: config_lib.SearchConfig,
+                rows: chex.Array | None = None) -> graph_lib.Graph:
+  """`roots` stored as node 0 of the games' empty graphs, counted in `stats`.
+
+  Args:
+    graph: Graph [B, N, A], blank (`graph.empty`) in the games written.
+    roots: Roots [B].
+    config: SearchConfig. Static.
+    rows: optional bool[B], the games to write (all without it); the others
+      are left as they are.
+
+  Returns:
+    Graph [B, N, A].
+  """
+  capacity = graph.capacity
+
+  def put_root(graph, roots, row):
+    # With rows, a node index past the capacity writes nothing (`write_node`).
+    index = jnp.int32(0) if row is None else jnp.where(row, 0, capacity)
+    only = (lambda x: x) if row is None else (lambda x: row & x)
+    graph = graph_lib.write_node(graph, index, key=roots.key, embedding=roots.embedding,
+                                 prior=roots.prior, legal=roots.legal, value=roots.value,
+                                 num_parents=0)
+    if config.uses_table:
+      _, free_slot = hash_table.find(graph.table, roots.key, config.max_probes)
+      if row is not None:
+        free_slot = jnp.where(row, free_slot, graph_lib.EMPTY)
+      table = hash_table.write(graph.table, free_slot, roots.key, jnp.int32(0))
+      graph = graph_lib.add_stats(graph.replace(table=table),
+                                  table_overflows=only(~(free_slot >= 0)))
+    nodes_used = jnp.int32(1) if row is None else jnp.where(row, 1, graph.stats.nodes_used)
+    graph = graph.replace(stats=graph.stats.replace(nodes_used=nodes_used))
+    return graph_lib.add_stats(graph, nn_evals=only(~roots.terminal), eval_rows=1 if row is None else row,
+                               nan_evals=only(roots.nan & ~roots.terminal))
+
+  if rows is not None:
+    chex.assert_shape(rows, (graph.batch_size,))
+  return jax.vmap(put_root)(graph, roots, rows)
+
+
 def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
          config: config_lib.SearchConfig) -> graph_lib.Graph:
   """A graph holding only the evaluated root of each game.
@@ -91,43 +182,12 @@ def init(params: Any, rng: chex.PRNGKey, state: Any, env: Any, eval_fn: Any,
       (`expansion.check_roots`: at once outside jit, at run time under jit
       with `config.check_evaluator`).
   """
-  check_rng(rng)
-  check_batch(state)
-  model = model_lib.as_model(env)
-  plugins = rules.of(config)
-  model_lib.check_solver(model, plugins.proves)
-  root = model.root(state)
-  if root.key.ndim != 2 or root.key.shape[-1] != 2 or root.key.dtype != jnp.uint32:
-    raise ValueError(f"state.key must be uint32[B, 2], got {root.key.dtype}{list(root.key.shape)}; "
-                     "search takes a batch of states (env.init(rng, batch_size=B))")
-  batch_size = root.key.shape[0]
-  num_actions = model.num_actions
-  chex.assert_shape(root.legal, (batch_size, num_actions))
-  chex.assert_shape(root.terminal, (batch_size,))
-  expansion.check_roots(root.legal, root.terminal, config)
-  legal = root.legal & ~root.terminal[:, None]
-  prior, value, nan = expansion.evaluate(params, rng, eval_fn, root.embedding, legal, config)
-  prior = policies.noisy_root_prior(jax.random.fold_in(rng, 1), prior, legal, config)
-  value = jnp.where(root.terminal, 0.0, value)
-
-  graph = graph_lib.empty(batch_size, config.node_capacity, num_actions,
-                          config.table_capacity, root.embedding, plugins.states)
-
-  def put_root(graph, key, embedding, prior, legal, value, terminal, nan):
-    graph = graph_lib.write_node(graph, jnp.int32(0), key=key, embedding=embedding,
-                                 prior=prior, legal=legal, value=value, num_parents=0)
-    if config.uses_table:
-      table, stored = hash_table.insert(graph.table, key, jnp.int32(0), config.max_probes)
-      graph = graph.replace(table=table)
-      graph = graph_lib.add_stats(graph, table_overflows=~stored)
-    graph = graph.replace(stats=graph.stats.replace(nodes_used=jnp.int32(1)))
-    return graph_lib.add_stats(graph, nn_evals=~terminal, eval_rows=1,
-                               nan_evals=nan & ~terminal)
-
-  graph = jax.vmap(put_root)(graph, root.key, root.embedding, prior, legal, value,
-                             root.terminal, nan)
-  graph = policies.with_root_gumbel(jax.random.fold_in(rng, 2), graph, legal, config)
-  return graph
+  roots = evaluate_roots(params, rng, state, env, eval_fn, config)
+  num_actions = roots.legal.shape[-1]
+  graph = graph_lib.empty(roots.key.shape[0], config.node_capacity, num_actions,
+                          config.table_capacity, roots.embedding, rules.of(config).states)
+  graph = write_roots(graph, roots, config)
+  return policies.with_root_gumbel(jax.random.fold_in(rng, 2), graph, roots.legal, config)
 
 
 def check_batch(state: Any) -> None:

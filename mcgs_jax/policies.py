@@ -105,7 +105,8 @@ def noisy_root_prior(rng: chex.PRNGKey, prior: chex.Array, legal: chex.Array,
 
 
 def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
-                  config: config_lib.SearchConfig) -> graph_lib.Graph:
+                  config: config_lib.SearchConfig,
+                  rows: chex.Array | None = None) -> graph_lib.Graph:
   """A kept graph's roots with fresh noise on their priors, where the config
   asks for noise (`noisy_root_prior`; a new root has it from `engine.init`).
 
@@ -113,6 +114,8 @@ def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
     rng: a PRNG key.
     graph: Graph [B, N, A] whose node 0 is each game's root.
     config: reads `dirichlet_fraction` and `dirichlet_alpha`.
+    rows: optional bool[B], the games whose roots get fresh noise (all
+      without it); each game's noise is the same either way.
 
   Returns:
     The graph, its roots' priors re-noised (the graph itself without noise).
@@ -121,6 +124,8 @@ def renoise_roots(rng: chex.PRNGKey, graph: graph_lib.Graph,
     return graph
   legal = graph.child[:, 0] != graph_lib.ILLEGAL
   noisy = add_dirichlet_noise(rng, graph.prior[:, 0], legal, config)
+  if rows is not None:
+    noisy = jnp.where(rows[:, None], noisy, graph.prior[:, 0])
   return graph.replace(prior=graph.prior.at[:, 0].set(noisy))
 
 

@@ -23,10 +23,11 @@ import jax
 import jax.numpy as jnp
 
 from mcgs_jax import config as config_lib
+from mcgs_jax import engine
 from mcgs_jax import graph as graph_lib
 from mcgs_jax import hash_table
 from mcgs_jax import policies
-from mcgs_jax.engine import init as init_search
+from mcgs_jax import rules
 
 # Graph fields without a node axis; every other field is [B, N, ...] and is
 # moved with its node, so node fields added to `Graph` later need no edits here.
@@ -520,14 +521,26 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
     ValueError: (at trace time) as `advance` and `engine.init`.
   """
   init_rng, noise_rng = jax.random.split(rng)
-  advanced, kept = advance(graph, action, config)
-  fresh = init_search(params, init_rng, next_state, env, eval_fn, config)
-  kept &= jnp.all(advanced.key[:, 0] == fresh.key[:, 0], axis=-1)
-  advanced = policies.renoise_roots(noise_rng, advanced, config)
-  advanced = policies.with_root_gumbel(jax.random.fold_in(noise_rng, 1), advanced,
-                                      advanced.child[:, 0] != graph_lib.ILLEGAL, config)
+  roots = engine.evaluate_roots(params, init_rng, next_state, env, eval_fn, config)
+  # A kept root must hold the reached state; a game whose does not is
+  # advanced as if the move led nowhere (an empty graph).
+  batch = graph.batch_size
+  game = jnp.arange(batch)
+  start = graph.child[game, 0, jnp.clip(action, 0, graph.num_actions - 1)]
+  holds = jnp.all(graph.key[game, jnp.maximum(start, 0)] == roots.key, axis=-1)
+  advanced, kept = advance(graph, jnp.where(holds, action, -1), config)
+  # The fresh roots written into the emptied games' node 0 only, rather than
+  # a whole fresh graph selected game by game (a pass over every array).
+  graph = engine.write_roots(advanced, roots, config, rows=~kept)
+  graph = policies.renoise_roots(noise_rng, graph, config, rows=kept)
+  if rules.of(config).root_noise is None:
+    return graph
+  legal = graph.child[:, 0] != graph_lib.ILLEGAL
+  kept_noise = policies.with_root_gumbel(jax.random.fold_in(noise_rng, 1), graph, legal, config)
+  fresh_noise = policies.with_root_gumbel(jax.random.fold_in(init_rng, 2), graph, legal, config)
 
-  def select(reused, new):
-    return jnp.where(kept.reshape(kept.shape + (1,) * (reused.ndim - 1)), reused, new)
+  def select(kept_x, fresh_x):
+    return jnp.where(kept.reshape(kept.shape + (1,) * (kept_x.ndim - 1)), kept_x, fresh_x)
 
-  return jax.tree.map(select, advanced, fresh)
+  return graph.replace(enhancements=jax.tree.map(select, kept_noise.enhancements,
+                                                 fresh_noise.enhancements))

@@ -422,3 +422,51 @@ def test_reroot_ignores_a_graph_of_another_state_and_adds_root_noise():
   np.testing.assert_allclose(noisy.prior[:, 0].sum(-1), 1.0, rtol=1e-5)
   assert np.all(noisy.prior[:, 0][~legal] == 0)
   np.testing.assert_array_equal(noisy.prior[:, 1:], plain.prior[:, 1:])
+
+
+def _reroot_by_selection(params, rng, graph, action, next_state, env, eval_fn, config):
+  """`reroot` as the composition it stands for: the advanced graph where it
+  holds the played child, else a whole fresh graph (`init`)."""
+  init_rng, noise_rng = jax.random.split(rng)
+  advanced_graph, kept = mcgs_jax.advance(graph, action, config)
+  fresh = mcgs_jax.init(params, init_rng, next_state, env, eval_fn, config)
+  kept &= jnp.all(advanced_graph.key[:, 0] == fresh.key[:, 0], axis=-1)
+  advanced_graph = mcgs_jax.policies.renoise_roots(noise_rng, advanced_graph, config)
+  advanced_graph = mcgs_jax.policies.with_root_gumbel(
+      jax.random.fold_in(noise_rng, 1), advanced_graph,
+      advanced_graph.child[:, 0] != graph_lib.ILLEGAL, config)
+  return jax.tree.map(
+      lambda a, f: jnp.where(kept.reshape(kept.shape + (1,) * (a.ndim - 1)), a, f),
+      advanced_graph, fresh)
+
+
+@pytest.mark.parametrize("options", [
+    dict(dirichlet_fraction=0.25, dirichlet_alpha=0.3),
+    dict(backup="tree", dirichlet_fraction=0.25, dirichlet_alpha=0.3),
+    dict(root_policy="gumbel", max_considered_actions=4),
+    dict(solver=True),
+], ids=["mcgs-dirichlet", "tree", "gumbel", "solver"])
+def test_reroot_is_the_advanced_graph_or_a_fresh_one(options):
+  """Game 0 plays its most visited move, game 1 an untried one, game 2 is
+  given a state that is not the played child: `reroot` writes fresh roots
+  into the games it cannot keep, equal (bit for bit) to selecting between
+  the advanced graph and a whole fresh one."""
+  config = make_config(**options)
+  piles = [(1, 3, 5), (1, 2, 4), (0, 3, 5)]
+  state = states(piles)
+  out = search_jit(None, jax.random.PRNGKey(0), state, ENV, EVAL, config)
+  host = jax.device_get(out.graph)
+  action = best_stored_action(host)
+  untried = np.flatnonzero(host.child[1, 0] == graph_lib.UNEXPANDED)
+  assert untried.size, "every root move was tried; lower SIMS"
+  action[1] = untried[0]
+  next_state = ENV.step(state, jnp.asarray(action))
+  other = states([(1, 3, 5), (1, 2, 4), (0, 1, 1)])
+  next_state = jax.tree.map(lambda n, o: n.at[2].set(o[2]), next_state, other)
+  args = (None, jax.random.PRNGKey(3), out.graph, jnp.asarray(action), next_state)
+  graph = jax.device_get(reroot_jit(*args, ENV, EVAL, config))
+  expected = jax.device_get(jax.jit(_reroot_by_selection, static_argnames=STATIC)(
+      *args, ENV, EVAL, config))
+  assert_trees_equal(graph, expected)
+  assert graph.stats.nodes_used[0] > 1
+  np.testing.assert_array_equal(graph.stats.nodes_used[1:], 1)
