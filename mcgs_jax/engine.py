@@ -132,22 +132,23 @@ def write_roots(graph: graph_lib.Graph, roots: Roots, config: config_lib.SearchC
   capacity = graph.capacity
 
   def put_root(graph, roots, row):
-    # With rows, a node index past the capacity writes nothing (`write_node`).
-    index = jnp.int32(0) if row is None else jnp.where(row, 0, capacity)
+    # Without rows every game is written; with them, `where` keeps the others'
+    # values (a node index past the capacity writes nothing, `write_node`;
+    # a negative slot neither, `hash_table.write`) and `only` their counts.
+    where = (lambda new, old: new) if row is None else (lambda new, old: jnp.where(row, new, old))
     only = (lambda x: x) if row is None else (lambda x: row & x)
-    graph = graph_lib.write_node(graph, index, key=roots.key, embedding=roots.embedding,
-                                 prior=roots.prior, legal=roots.legal, value=roots.value,
-                                 num_parents=0)
+    graph = graph_lib.write_node(graph, where(jnp.int32(0), capacity), key=roots.key,
+                                 embedding=roots.embedding, prior=roots.prior, legal=roots.legal,
+                                 value=roots.value, num_parents=0)
     if config.uses_table:
       _, free_slot = hash_table.find(graph.table, roots.key, config.max_probes)
-      if row is not None:
-        free_slot = jnp.where(row, free_slot, graph_lib.EMPTY)
+      free_slot = where(free_slot, graph_lib.EMPTY)
       table = hash_table.write(graph.table, free_slot, roots.key, jnp.int32(0))
       graph = graph_lib.add_stats(graph.replace(table=table),
                                   table_overflows=only(~(free_slot >= 0)))
-    nodes_used = jnp.int32(1) if row is None else jnp.where(row, 1, graph.stats.nodes_used)
-    graph = graph.replace(stats=graph.stats.replace(nodes_used=nodes_used))
-    return graph_lib.add_stats(graph, nn_evals=only(~roots.terminal), eval_rows=1 if row is None else row,
+    stats = graph.stats
+    graph = graph.replace(stats=stats.replace(nodes_used=where(jnp.int32(1), stats.nodes_used)))
+    return graph_lib.add_stats(graph, nn_evals=only(~roots.terminal), eval_rows=only(True),
                                nan_evals=only(roots.nan & ~roots.terminal))
 
   if rows is not None:

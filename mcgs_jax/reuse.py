@@ -380,6 +380,12 @@ def _kept_table(table: graph_lib.HashTable, new_of_old: chex.Array, count: chex.
   return graph_lib.HashTable(entries=entries), fits
 
 
+def _played_child(graph: graph_lib.Graph, action: chex.Array) -> chex.Array:
+  """int32[B]: the root's `child` code of each game's played action (an
+  action out of range clamped to the nearest one)."""
+  return graph.child[jnp.arange(graph.batch_size), 0, jnp.clip(action, 0, graph.num_actions - 1)]
+
+
 def advance(graph: graph_lib.Graph, action: chex.Array,
             config: config_lib.SearchConfig) -> tuple[graph_lib.Graph, chex.Array]:
   """Re-roots every game's graph at the child its root reaches by `action`.
@@ -427,7 +433,7 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   chex.assert_shape(action, (batch,))
 
   in_range = (action >= 0) & (action < graph.num_actions)
-  start = graph.child[jnp.arange(batch), 0, jnp.clip(action, 0, graph.num_actions - 1)]
+  start = _played_child(graph, action)
   kept = in_range & (graph.nodes_used > 0) & (start >= 0)
   start = jnp.where(kept, start, -1)
 
@@ -524,10 +530,9 @@ def reroot(params: Any, rng: chex.PRNGKey, graph: graph_lib.Graph, action: chex.
   roots = engine.evaluate_roots(params, init_rng, next_state, env, eval_fn, config)
   # A kept root must hold the reached state; a game whose does not is
   # advanced as if the move led nowhere (an empty graph).
-  batch = graph.batch_size
-  game = jnp.arange(batch)
-  start = graph.child[game, 0, jnp.clip(action, 0, graph.num_actions - 1)]
-  holds = jnp.all(graph.key[game, jnp.maximum(start, 0)] == roots.key, axis=-1)
+  start = _played_child(graph, action)
+  holds = jnp.all(graph.key[jnp.arange(graph.batch_size), jnp.maximum(start, 0)] == roots.key,
+                  axis=-1)
   advanced, kept = advance(graph, jnp.where(holds, action, -1), config)
   # The fresh roots written into the emptied games' node 0 only, rather than
   # a whole fresh graph selected game by game (a pass over every array).
