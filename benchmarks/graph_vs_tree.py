@@ -19,7 +19,10 @@ Everything but `search` and `seed` is the game's recipe (`RECIPES`):
             MLP (32, 32); exact accuracy over every position every 5
             iterations, 300 CPU seconds per run;
   nim-wide  the same with an MLP (512, 512), whose evaluations outweigh
-            the graph's bookkeeping.
+            the graph's bookkeeping;
+  nim-budget  Nim with the MLP (32, 32) and an evaluation budget (64
+            network evaluations and up to 256 simulations per move), where
+            a simulation that ends without a network call selects again.
 `report` reads each run's `metrics.csv` and writes `runs.csv` (one row per
 run: its last evaluation; errors are means over Pons' six sets for
 Connect-4, 1 - the share of positions whose value the move keeps for Nim;
@@ -105,6 +108,31 @@ def code_version() -> str:
   return head.stdout.strip() + ("+dirty" if dirty else "")
 
 
+def run_fields(game: str, search: str, seed: int) -> dict:
+  """The `--config` fields of one run: the game's recipe (`RECIPES`) with
+  its search's backup mode and the seed.
+
+  A recipe without search fields names the backup as `search`, which sets
+  both the self-play and the evaluation searches' backup (the older flat
+  field, as the runs before the search fields had it); one with them gets
+  them as the self-play search's fields, the backup in both searches.
+
+  Args:
+    game: a recipe's game.
+    search: the backup mode.
+    seed: the seed.
+
+  Returns:
+    dict of TrainConfig fields (JSON-able).
+  """
+  fields = dict(RECIPES[game][1])
+  recipe_search = fields.pop("search", None)
+  if recipe_search is None:
+    return dict(fields, search=search, seed=seed)
+  return dict(fields, search=dict(recipe_search, backup=search), eval_search=dict(backup=search),
+              seed=seed)
+
+
 def record_commit(runs: str, name: str, version: str) -> None:
   """Adds `version` to RUNS/NAME.commits unless it is the last one there: a
   run resumed on other code lists each commit it trained on, in order.
@@ -138,13 +166,13 @@ def train(runs_dir: str, game_names, search_names, seed_list,
   os.makedirs(runs_dir, exist_ok=True)
   version = code_version()
   for game, search, seed in queue(game_names, search_names, seed_list):
-    env_id, fields, budget = RECIPES[game]
+    env_id, _, budget = RECIPES[game]
     budget = cpu_budget or budget
     name = run_name(game, search, seed)
     record_commit(runs_dir, name, version)
     config_path = os.path.join(runs_dir, f"{name}.json")
     with open(config_path, "w") as f:
-      json.dump(dict(fields, search=search, seed=seed), f, indent=1)
+      json.dump(run_fields(game, search, seed), f, indent=1)
     command = [sys.executable, "-m", "mcgs_jax.experiments.train", "--env", env_id,
                "--out", os.path.join(runs_dir, name), "--config", config_path,
                "--iterations", "1000000", "--cpu-budget", str(budget)]
@@ -162,7 +190,7 @@ RUN_FIELDS = ("game", "search", "seed", "iterations", "cpu_s", "positions", "eva
               "cpu_s_to_target", "positions_to_target", "commit")
 # The search error each game's runs all reach within their budget: CPU
 # seconds and positions to the first evaluation at or below it.
-TARGETS = {"connect4": 0.07, "nim": 0.05, "nim-wide": 0.05}
+TARGETS = {"connect4": 0.07, "nim": 0.05, "nim-wide": 0.05, "nim-budget": 0.05}
 SEARCH_FIELDS = ("game", "search", "runs", "at_cpu_s", "measure", "mean", "lo", "hi")
 
 

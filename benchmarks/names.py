@@ -118,6 +118,12 @@ GRAPH_VS_TREE_GAMES = {
     # bookkeeping (its self-play costs about 1.1x the tree's there, against
     # 1.3x with the small MLP).
     "nim-wide": ("nim", dict(network_kwargs={"hidden_sizes": [512, 512]}, eval_every=5), 300.0),
+    # Nim with the small MLP and an evaluation budget: up to 256 simulations
+    # and 64 network evaluations per move, a simulation that needs no
+    # network call (a transposition, a terminal) selecting again within its
+    # step, so the graph turns the evaluations it saves into simulations.
+    "nim-budget": ("nim", dict(network_kwargs={"hidden_sizes": [32, 32]}, eval_every=5,
+                               search=dict(num_simulations=256, max_nn_evals=64)), 300.0),
 }
 
 # The faults `mcgs_jax.benchmarks.fault_sweep` injects.

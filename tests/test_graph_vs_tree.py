@@ -2,6 +2,8 @@
 hand-written metrics: one row per run, intervals over seeds, the curves."""
 
 import csv
+import dataclasses
+import json
 import math
 import shutil
 import subprocess
@@ -14,6 +16,7 @@ from mcgs_jax import networks
 from mcgs_jax.benchmarks import graph_vs_tree
 from mcgs_jax.learning import cli
 from mcgs_jax.learning import ground_truth
+from mcgs_jax.learning import training
 
 SETS = tuple(ground_truth.C4_SETS)
 
@@ -130,3 +133,24 @@ def test_final_scores_and_plays_the_agents_once(tmp_path):
   assert final_agents() == 0
   assert len(list(csv.DictReader(open(tmp_path / "out" / "arena_games.csv")))) == 4
   assert len(list(csv.DictReader(open(tmp_path / "out" / "final.csv")))) == 2
+
+
+@pytest.mark.parametrize("search", ["mcgs", "tree"])
+def test_run_fields_give_the_recipes_searches(tmp_path, search):
+  """Each recipe's run config, as the training command resolves it: the
+  backup in both searches; the budget recipe's self-play search fields, the
+  evaluation search left as the other Nim recipes have it."""
+  configs = {}
+  for game in ("nim", "nim-budget"):
+    path = tmp_path / f"{game}.json"
+    path.write_text(json.dumps(graph_vs_tree.run_fields(game, search, seed=1)))
+    configs[game] = training.resolve_config(str(tmp_path / game), str(path), env="nim")
+  plain, budget = configs["nim"], configs["nim-budget"]
+  for config in (plain, budget):
+    assert config.search.backup == config.eval_search.backup == search
+    assert config.seed == 1
+    assert dict(config.network_kwargs)["hidden_sizes"] == (32, 32)
+  assert (plain.search.num_simulations, plain.search.max_nn_evals) == (64, None)
+  assert (budget.search.num_simulations, budget.search.max_nn_evals) == (256, 64)
+  assert budget.eval_search == plain.eval_search
+  assert budget.search == dataclasses.replace(plain.search, num_simulations=256, max_nn_evals=64)
