@@ -18,6 +18,8 @@ simulations), for how a network's cost dilutes the graph's.
 turned on one at a time against the tree: the table alone (`tt_cache`: each
 new node looked up and indexed, no links), links without corrections
 (`LINKS_ONLY`), then `mcgs`, for where the graph's self-play cost lies.
+`profile` (`--profile`): the self-play cells' kernel time by phase of the
+search (`kernel_phases`), mcgs against tree, for where it lies within.
 Each round times every cell's mcgs and tree calls one after the other, the
 first of the two alternating between rounds; a cell's ratio is the median of
 its rounds' mcgs / tree ratios.
@@ -25,6 +27,7 @@ its rounds' mcgs / tree ratios.
 
 import dataclasses
 import functools
+import os
 import statistics
 import time
 from typing import Callable
@@ -34,11 +37,14 @@ import jax
 from mcgs_jax import envs
 from mcgs_jax import modes
 import mcgs_jax
+from mcgs_jax.benchmarks import kernel_phases
 from mcgs_jax.benchmarks import phases
 from mcgs_jax.learning import selfplay
 from mcgs_jax.networks import MLP, MLPEval, init_params
 
 FIELDS = ("cell", "mcgs_cpu_ms", "tree_cpu_ms", "ratio", "ratio_min", "ratio_max", "rounds")
+PROFILE_FIELDS = ("cell", "phase", "mcgs_ms", "tree_ms", "difference_ms", "share_of_difference",
+                  "rounds")
 SEARCH_CELLS = ((1024, 64), (256, 200), (64, 800))
 SELFPLAY = dict(batch=256, simulations=64, moves=8)
 QUICK_SEARCH_CELLS = ((16, 8),)
@@ -55,9 +61,12 @@ PARTS = (("-table", "tt_cache"), ("-links", LINKS_ONLY), ("", "mcgs"))
 
 @dataclasses.dataclass
 class Cell:
-  """One cell: a call per backup, each a zero-argument callable blocked on."""
+  """One cell: a call per backup, each a zero-argument callable blocked on;
+  for `profile`, the text of each call's compiled program (a callable that
+  compiles it)."""
   name: str
   calls: dict[str, Callable[[], object]]
+  programs: dict[str, Callable[[], str]] = dataclasses.field(default_factory=dict)
 
 
 def _network(env, hidden):
@@ -111,7 +120,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
   if hidden is None:
     hidden = (128, 128) if game == "connect4" else (64, 64)
   eval_fn, params = _network(env, hidden)
-  calls = {}
+  calls, programs = {}, {}
   for place, backup in (("mcgs", graph_backup), ("tree", "tree")):
     search = mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup,
                                    max_nodes=2 * (simulations + 1), dirichlet_fraction=0.25,
@@ -129,7 +138,11 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
       return state
 
     calls[place] = call
-  return Cell(name or f"selfplay-{game.split(':')[0]}", calls)
+    # The same lowering compiles to the same program, instruction names and all.
+    programs[place] = functools.partial(
+        lambda play, games: play.lower(params, jax.random.PRNGKey(1),
+                                       games["state"]).compile().as_text(), play, games)
+  return Cell(name or f"selfplay-{game.split(':')[0]}", calls, programs)
 
 
 def floor_cell(batch: int, sims: int) -> Cell:
@@ -250,4 +263,63 @@ def measure(all_cells: list[Cell], rounds: int, repeats: int, log=print) -> list
                      tree_cpu_ms=round(statistics.median(times[cell.name, "tree"]), 2),
                      ratio=round(statistics.median(ratios), 3), ratio_min=round(min(ratios), 3),
                      ratio_max=round(max(ratios), 3), rounds=rounds))
+  return rows
+
+
+def profile_cells(quick: bool = False) -> list[Cell]:
+  """The self-play cells of `cells`, for `profile`.
+
+  Args:
+    quick: tiny shapes (a smoke test).
+
+  Returns:
+    The Connect-4 and Nim self-play cells.
+  """
+  play = QUICK_SELFPLAY if quick else SELFPLAY
+  return [selfplay_cell(game, play["batch"], play["simulations"], play["moves"])
+          for game in ("connect4", "nim")]
+
+
+def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> list[dict]:
+  """Kernel time by phase of each cell's mcgs and tree calls
+  (`kernel_phases.kernel_ms`), `rounds` traced calls each, alternating.
+
+  Args:
+    all_cells: cells with their programs (`profile_cells`).
+    rounds: traced calls per backup per cell.
+    trace_dir: a folder for the traces (its contents replaced).
+    log: where each cell's table line is printed.
+
+  Returns:
+    Rows (`PROFILE_FIELDS`): per cell, one per phase (`kernel_phases.PHASES`)
+    and a "total": the mean kernel ms per call of mcgs and of tree, their
+    difference and the phase's share of the cell's total difference.
+  """
+  rows = []
+  for cell in all_cells:
+    texts = {backup: cell.programs[backup]() for backup in ("mcgs", "tree")}
+    for call in cell.calls.values():   # compile, and spread self-play over the opening
+      for _ in range(3):
+        jax.block_until_ready(call())
+    # A process's first traces run slowly (the profiler starts up): one of
+    # each call is traced and left out.
+    for backup, text in texts.items():
+      kernel_phases.kernel_ms(cell.calls[backup], text, os.path.join(trace_dir, "warm-up"))
+    totals = {backup: dict.fromkeys(kernel_phases.PHASES, 0.0) for backup in texts}
+    for index in range(rounds):
+      for backup in ("mcgs", "tree") if index % 2 == 0 else ("tree", "mcgs"):
+        ms = kernel_phases.kernel_ms(cell.calls[backup], texts[backup],
+                                     os.path.join(trace_dir, f"{cell.name}-{backup}"))
+        for phase, value in ms.items():
+          totals[backup][phase] += value / rounds
+    difference = sum(totals["mcgs"].values()) - sum(totals["tree"].values())
+    for phase in kernel_phases.PHASES + ("total",):
+      mcgs_ms, tree_ms = ((sum(totals[b].values()) if phase == "total" else totals[b][phase])
+                          for b in ("mcgs", "tree"))
+      rows.append(dict(cell=cell.name, phase=phase, mcgs_ms=round(mcgs_ms, 2),
+                       tree_ms=round(tree_ms, 2), difference_ms=round(mcgs_ms - tree_ms, 2),
+                       share_of_difference=round((mcgs_ms - tree_ms) / difference, 3)
+                       if difference else float("nan"), rounds=rounds))
+    log(f"  {cell.name}: mcgs {rows[-1]['mcgs_ms']} ms, tree {rows[-1]['tree_ms']} ms of kernels "
+        "per call")
   return rows

@@ -6,6 +6,7 @@
   mcgs-jax bench-graph-tax --quick         # tiny shapes (the test)
   mcgs-jax bench-graph-tax --networks      # Nim self-play over network sizes
   mcgs-jax bench-graph-tax --parts         # self-play, the graph's switches one by one
+  mcgs-jax bench-graph-tax --profile --rounds 3   # self-play's kernel time by phase
 
 Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
@@ -16,12 +17,16 @@ graph-vs-tree trains it (B=128, S=64) with MLPs from (32, 32) to
 cells with the table alone (tt_cache), links without corrections, and mcgs,
 each against the tree. A cell's ratio is the median
 of its rounds' mcgs / tree (floor: search / floor) ratios; run it on an
-idle machine.
+idle machine. With --profile instead: the two self-play cells traced with
+jax's profiler, their kernel time summed by phase of the search (descent,
+lookup, transition, network, expansion, backup, reroot, other), the mean
+over --rounds traced calls of each.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 
 from mcgs_jax.learning import cli
 
@@ -39,13 +44,23 @@ def main(argv=None):
                       help="Nim self-play cells over network sizes instead")
   parser.add_argument("--parts", action="store_true",
                       help="self-play cells with the graph's switches one at a time instead")
+  parser.add_argument("--profile", action="store_true",
+                      help="self-play cells' kernel time by phase (jax's profiler) instead")
   parser.add_argument("--csv", default="results/bench_graph_tax.csv")
   args = parser.parse_args(argv)
-  if args.networks and args.parts:
-    parser.error("--networks and --parts are different runs; pick one")
+  if args.networks + args.parts + args.profile > 1:
+    parser.error("--networks, --parts and --profile are different runs; pick one")
   for name in ("rounds", "repeats"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+  if args.profile:
+    with tempfile.TemporaryDirectory(prefix="graph-tax-traces-") as traces:
+      rows = graph_tax.profile(graph_tax.profile_cells(args.quick), args.rounds, traces,
+                               log=lambda line: print(line, flush=True))
+    print(measure.markdown_table(rows, graph_tax.PROFILE_FIELDS))
+    measure.write_csv(args.csv, rows, graph_tax.PROFILE_FIELDS)
+    print(f"CSV: {args.csv}")
+    return
   cells = (graph_tax.network_cells if args.networks else
            graph_tax.part_cells if args.parts else graph_tax.cells)(args.quick)
   rows = graph_tax.measure(cells, args.rounds, args.repeats,

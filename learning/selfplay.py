@@ -398,8 +398,9 @@ def _one_graph(params, env, eval_fn, config: SelfPlayConfig) -> MoveSearch:
 
   def after_move(rng, graph, action, env_state, done):
     if config.reuse_graph:
-      graph = mcgs_jax.reroot(params, rng, graph, action, env_state, env, eval_fn,
-                              search_config)
+      with jax.named_scope("reroot"):
+        graph = mcgs_jax.reroot(params, rng, graph, action, env_state, env, eval_fn,
+                                search_config)
       return graph, jnp.where(done, 0, graph.nodes_used).sum()
     return mcgs_jax.init(params, rng, env_state, env, eval_fn, search_config), jnp.int32(0)
 

@@ -4,6 +4,7 @@ a tiny run measures a row per cell."""
 from mcgs_jax import modes
 from mcgs_jax.learning import cli
 from mcgs_jax.benchmarks import graph_tax
+from mcgs_jax.benchmarks import kernel_phases
 from tests import commands
 
 
@@ -38,7 +39,63 @@ def test_the_parts_run_times_each_switch_of_the_graph_against_the_tree(monkeypat
 
 
 def test_two_runs_asked_at_once_are_one_line():
-  done = commands.run("bench-graph-tax", ["--networks", "--parts"], check=False, timeout=300)
+  done = commands.run("bench-graph-tax", ["--networks", "--profile"], check=False, timeout=300)
   lines = [line for line in done.stderr.splitlines() if line.strip()]
   assert done.returncode == cli.USAGE and len(lines) == 1, done.stderr
   assert lines[0].startswith("error: ") and "pick one" in lines[0], done.stderr
+
+
+_HLO = """HloModule jit_play, entry_computation_layout={()->f32[]}
+
+%fused_computation.1 (param_0.1: f32[4]) -> f32[4] {
+  %param_0.1 = f32[4]{0} parameter(0)
+  ROOT %negate.1 = f32[4]{0} negate(%param_0.1), metadata={op_name="jit(play)/descend/lookup/neg"}
+}
+
+%body.2 (p.2: f32[4]) -> f32[4] {
+  %p.2 = f32[4]{0} parameter(0)
+  %gather_fusion.3 = f32[4]{0} fusion(%p.2), kind=kLoop, calls=%fused_computation.1, metadata={op_name="jit(play)/while/body/descend/select/while/body/gather"}
+  %copy.4 = f32[4]{0} copy(%gather_fusion.3)
+  ROOT %add_fusion.5 = f32[4]{0} fusion(%copy.4), kind=kLoop, calls=%fused_computation.1, metadata={op_name="jit(play)/while/body/descend/select/while/body/add"}
+}
+
+ENTRY %main.6 (x.6: f32[4]) -> f32[4] {
+  %x.6 = f32[4]{0} parameter(0)
+  %while.7 = f32[4]{0} while(%x.6), condition=%body.2, body=%body.2, metadata={op_name="jit(play)/while"}
+  %scatter_fusion.8 = f32[4]{0} fusion(%while.7), kind=kLoop, calls=%fused_computation.1, metadata={op_name="jit(play)/reroot/vmap()/scatter"}
+  ROOT %copy.9 = f32[4]{0} copy(%scatter_fusion.8)
+}
+"""
+
+
+def test_instructions_take_their_phase_or_their_computations():
+  assert kernel_phases.module_name(_HLO) == "jit_play"
+  # Fused computations and loops are not thunks of their own; a copy takes
+  # the phase of its computation's other instructions.
+  assert kernel_phases.instruction_phases(_HLO) == {
+      "gather_fusion.3": "descent", "copy.4": "descent", "add_fusion.5": "descent",
+      "scatter_fusion.8": "reroot", "copy.9": "reroot"}
+  assert kernel_phases.phase_of(
+      "jit(play)/while/body/expand_and_backup/vmap(backup)/while/body/scatter") == "backup"
+  assert kernel_phases.phase_of("jit(play)/while/body/expand_and_backup/vmap()/add") == "expansion"
+  assert kernel_phases.phase_of("jit(play)/while/body/evaluate/MLP/tanh") == "network"
+  assert kernel_phases.phase_of("jit(play)/jit(_gamma)/add") == "other"
+
+
+def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
+  rows = graph_tax.profile(graph_tax.profile_cells(quick=True), rounds=1,
+                           trace_dir=str(tmp_path), log=lambda line: None)
+  phases = list(kernel_phases.PHASES) + ["total"]
+  assert [(r["cell"], r["phase"]) for r in rows] == [
+      (f"selfplay-{game}", phase) for game in ("connect4", "nim") for phase in phases]
+  by = {(r["cell"], r["phase"]): r for r in rows}
+  for game in ("connect4", "nim"):
+    cell = f"selfplay-{game}"
+    # Only the graph looks keys up; both descend, evaluate, back up and re-root.
+    assert by[cell, "lookup"]["mcgs_ms"] > 0 and by[cell, "lookup"]["tree_ms"] == 0
+    for phase in ("descent", "network", "backup", "reroot"):
+      assert by[cell, phase]["mcgs_ms"] > 0 and by[cell, phase]["tree_ms"] > 0, phase
+    for backup in ("mcgs_ms", "tree_ms"):
+      assert abs(sum(by[cell, p][backup] for p in kernel_phases.PHASES)
+                 - by[cell, "total"][backup]) < 0.1
+    assert abs(sum(by[cell, p]["share_of_difference"] for p in kernel_phases.PHASES) - 1) < 0.02

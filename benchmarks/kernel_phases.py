@@ -1,0 +1,135 @@
+"""Kernel time by phase of the search, read off jax's profiler on the CPU
+(`mcgs-jax bench-graph-tax --profile`).
+
+XLA's CPU runtime records one profiler event per thunk it runs (a fusion, a
+copy, a loop), named by its HLO instruction. The compiled program's text maps
+each instruction to the jax source path that made it, which carries the
+engine's named scopes (`descend/select`, `descend/lookup`, `evaluate`,
+`expand_and_backup`, ...; self-play adds `reroot`), so the events' durations
+add up by phase. An instruction without a source path (a copy XLA inserted)
+takes the phase of the other instructions of its computation. Loops and
+conditionals are not counted themselves (their bodies' thunks are), so
+nothing counts twice. The sums are kernel time: launch gaps, the runtime's
+own work and the profiler's are not in them, and thunks on the two threads
+overlap, so they do not add up to the call's time; they tell which phase a
+difference between two programs lies in.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import os
+import re
+import shutil
+from typing import Callable
+
+import jax
+
+# Phases in the order a simulation runs them, then what runs between moves.
+PHASES = ("descent", "lookup", "transition", "network", "expansion", "backup", "reroot",
+          "other")
+# Thunks of these opcodes run others (their time includes their bodies').
+_CONTROL = frozenset({"while", "conditional", "call"})
+_NOT_RUN = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
+
+
+def phase_of(op_name: str) -> str | None:
+  """The phase of a jax source path (an instruction's `op_name`).
+
+  Args:
+    op_name: e.g. "jit(play)/while/body/.../descend/select/while/body/...".
+
+  Returns:
+    One of `PHASES`, or None for an empty path.
+  """
+  if not op_name:
+    return None
+  for scope, phase in (("/reroot", "reroot"), ("descend/select", "descent"),
+                       ("descend/lookup", "lookup"), ("descend/transition", "transition"),
+                       ("/evaluate", "network"), ("(backup)", "backup"),
+                       ("expand_and_backup", "expansion")):
+    if scope in op_name:
+      return phase
+  return "other"
+
+
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.\-]+) .*\{\s*$")
+_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = .*? ([\w\-]+)\(")
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+
+
+def module_name(hlo_text: str) -> str:
+  """The HLO module's name (the profiler's `hlo_module` of its events).
+
+  Args:
+    hlo_text: `jax.stages.Compiled.as_text()`.
+
+  Returns:
+    e.g. "jit_play".
+  """
+  return re.match(r"HloModule ([\w.\-]+)", hlo_text).group(1)
+
+
+def instruction_phases(hlo_text: str) -> dict[str, str]:
+  """Each thunk-making instruction of a compiled program -> its phase.
+
+  Args:
+    hlo_text: `jax.stages.Compiled.as_text()`.
+
+  Returns:
+    Instruction name -> phase, for every instruction of the non-fused
+    computations but loops, conditionals, calls and the free ones
+    (parameters, constants, tuples, bitcasts).
+  """
+  phases, computation, pending = {}, None, []
+
+  def close():
+    known = collections.Counter(phase for _, phase in pending if phase)
+    fallback = known.most_common(1)[0][0] if known else "other"
+    phases.update({name: phase or fallback for name, phase in pending})
+
+  for line in hlo_text.splitlines():
+    match = _COMPUTATION.match(line)
+    if match and not line.startswith(" "):
+      close()
+      computation, pending = match.group(1), []
+      continue
+    match = _INSTRUCTION.match(line)
+    if computation is None or match is None or computation.startswith("fused_"):
+      continue
+    name, opcode = match.groups()
+    if opcode in _CONTROL or opcode in _NOT_RUN:
+      continue
+    op_name = _OP_NAME.search(line)
+    pending.append((name, phase_of(op_name.group(1) if op_name else "")))
+  close()
+  return phases
+
+
+def kernel_ms(call: Callable[[], object], hlo_text: str, directory: str) -> dict[str, float]:
+  """Kernel milliseconds by phase of one call, traced with jax's profiler.
+
+  Args:
+    call: runs the compiled program once (already compiled and warm).
+    hlo_text: its program's `Compiled.as_text()`.
+    directory: a folder for the trace (replaced).
+
+  Returns:
+    Phase -> ms, every phase of `PHASES`; the events of other programs the
+    call runs (a key split) are left out.
+  """
+  phases, module = instruction_phases(hlo_text), module_name(hlo_text)
+  shutil.rmtree(directory, ignore_errors=True)
+  with jax.profiler.trace(directory):
+    jax.block_until_ready(call())
+  path = max(glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True),
+             key=os.path.getmtime)
+  totals = dict.fromkeys(PHASES, 0.0)
+  for plane in jax.profiler.ProfileData.from_file(path).planes:
+    for line in plane.lines:
+      for event in line.events:
+        phase = phases.get(event.name)
+        if phase is not None and dict(event.stats).get("hlo_module") == module:
+          totals[phase] += event.duration_ns / 1e6
+  return totals
