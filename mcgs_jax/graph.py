@@ -611,8 +611,10 @@ def transposition_diverged(graph: Graph, node: chex.Array, action: chex.Array,
   """
   is_node = child >= 0
   safe_child = jnp.maximum(child, 0)
-  child_value = node_value(take(graph.visits, safe_child),
-                                     take(graph.value_sum, safe_child))
+  # V(child) with the visits read once (a stored node has visits > 0, an
+  # empty one value_sum 0): read twice, XLA gives the read a kernel of its own.
+  child_value = (take(graph.value_sum, safe_child)
+                 / jnp.maximum(take(graph.visits, safe_child), 1).astype(jnp.float32))
   if alternating:
     target = -child_value
   else:

@@ -59,21 +59,33 @@ def home_slot(key: chex.Array, size: int) -> chex.Array:
   return slot_of(key, size) & ~(min(PROBE_GROUP, size) - 1)
 
 
-def _find_in(table, key, first, inspected):
-  """Looks `key` up in the group of slots from `first` on, the ones where
-  `inspected` (bool[P]) holds: (node, free_slot, resolved), `resolved` False
-  when every inspected slot holds another key (the sequence goes on)."""
-  group = inspected.shape[0]
+def _find_in(table, key, first, group, inspected=None):
+  """Looks `key` up in the `group` slots from `first` on, the ones where
+  `inspected` (bool[group]; None: all) holds: (node, free_slot, resolved),
+  `resolved` False when every inspected slot holds another key (the
+  sequence goes on).
+
+  A stored key lies before every free slot of its probe sequence (it took
+  the first free one it met, and nothing is deleted), so the group's match,
+  if any, is where the lookup stops; otherwise the first free slot is. Both
+  are reductions over the group (a maximum, a word of bits), with no read
+  at a found position."""
   window = graph_lib.HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))
   nodes = window.nodes
   occupied = nodes != graph_lib.EMPTY
   match = occupied & jnp.all(window.stored_keys == key, axis=-1)
-  stop = (match | ~occupied) & inspected
-  index = jnp.argmax(stop)
-  resolved = stop[index]
-  node = jnp.where(resolved & match[index], nodes[index], graph_lib.EMPTY)
-  free_slot = jnp.where(resolved & ~occupied[index], first + index, graph_lib.EMPTY)
-  return node, free_slot, resolved
+  free = ~occupied
+  if inspected is not None:
+    match, free = match & inspected, free & inspected
+  node = jnp.max(jnp.where(match, nodes, graph_lib.EMPTY))
+  free_bits = jnp.sum(jnp.where(free, jnp.uint32(1) << jnp.arange(group, dtype=jnp.uint32),
+                                jnp.uint32(0)), dtype=jnp.uint32)
+  # The lowest set bit's place: the bits below it counted.
+  first_free = jax.lax.population_count((free_bits & (~free_bits + jnp.uint32(1)))
+                                        - jnp.uint32(1)).astype(jnp.int32)
+  has_free = free_bits != 0
+  free_slot = jnp.where((node < 0) & has_free, first + first_free, graph_lib.EMPTY)
+  return node, free_slot, (node >= 0) | has_free
 
 
 def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
@@ -102,11 +114,14 @@ def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
   if size // group < graph_lib.CODE_LIMIT:
     # Fused into the read, the hash would be recomputed for every lane read.
     home = group * graph_lib.computed_once(home // group)
-  offsets = jnp.arange(group)
 
   def trip(start):
-    # Groups are aligned, so (home + start) mod T starts one in bounds.
-    return _find_in(table, key, (home + start) & (size - 1), start + offsets < probes)
+    # Groups are aligned, so (home + start) mod T starts one in bounds; a
+    # group wholly inside the sequence inspects every slot (no mask).
+    first = (home + start) & (size - 1)
+    if isinstance(start, int) and start + group <= probes:
+      return _find_in(table, key, first, group)
+    return _find_in(table, key, first, group, start + jnp.arange(group) < probes)
 
   node, free_slot, resolved = trip(0)
   if probes <= group:
