@@ -22,7 +22,8 @@ Everything but `search` and `seed` is the game's recipe (`RECIPES`):
             the graph's bookkeeping;
   nim-budget  Nim with the MLP (32, 32) and an evaluation budget (64
             network evaluations and up to 256 simulations per move), where
-            a simulation that ends without a network call selects again.
+            a simulation that ends without a network call selects again,
+            600 CPU seconds per run.
 `report` reads each run's `metrics.csv` and writes `runs.csv` (one row per
 run: its last evaluation; errors are means over Pons' six sets for
 Connect-4, 1 - the share of positions whose value the move keeps for Nim;
