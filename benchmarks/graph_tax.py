@@ -44,7 +44,7 @@ from mcgs_jax.networks import MLP, MLPEval, init_params
 
 FIELDS = ("cell", "mcgs_cpu_ms", "tree_cpu_ms", "ratio", "ratio_min", "ratio_max", "rounds")
 PROFILE_FIELDS = ("cell", "phase", "mcgs_ms", "tree_ms", "difference_ms", "share_of_difference",
-                  "rounds")
+                  "mcgs_launches", "tree_launches", "rounds")
 SEARCH_CELLS = ((1024, 64), (256, 200), (64, 800))
 SELFPLAY = dict(batch=256, simulations=64, moves=8)
 QUICK_SEARCH_CELLS = ((16, 8),)
@@ -282,7 +282,7 @@ def profile_cells(quick: bool = False) -> list[Cell]:
 
 def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> list[dict]:
   """Kernel time by phase of each cell's mcgs and tree calls
-  (`kernel_phases.kernel_ms`), `rounds` traced calls each, alternating.
+  (`kernel_phases.kernels`), `rounds` traced calls each, alternating.
 
   Args:
     all_cells: cells with their programs (`profile_cells`).
@@ -293,7 +293,8 @@ def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> li
   Returns:
     Rows (`PROFILE_FIELDS`): per cell, one per phase (`kernel_phases.PHASES`)
     and a "total": the mean kernel ms per call of mcgs and of tree, their
-    difference and the phase's share of the cell's total difference.
+    difference, the phase's share of the cell's total difference, and the
+    mean kernel launches per call of each.
   """
   rows = []
   for cell in all_cells:
@@ -304,22 +305,27 @@ def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> li
     # A process's first traces run slowly (the profiler starts up): one of
     # each call is traced and left out.
     for backup, text in texts.items():
-      kernel_phases.kernel_ms(cell.calls[backup], text, os.path.join(trace_dir, "warm-up"))
+      kernel_phases.kernels(cell.calls[backup], text, os.path.join(trace_dir, "warm-up"))
     totals = {backup: dict.fromkeys(kernel_phases.PHASES, 0.0) for backup in texts}
+    launches = {backup: dict.fromkeys(kernel_phases.PHASES, 0) for backup in texts}
     for index in range(rounds):
       for backup in ("mcgs", "tree") if index % 2 == 0 else ("tree", "mcgs"):
-        ms = kernel_phases.kernel_ms(cell.calls[backup], texts[backup],
-                                     os.path.join(trace_dir, f"{cell.name}-{backup}"))
-        for phase, value in ms.items():
-          totals[backup][phase] += value / rounds
+        ms, count = kernel_phases.kernels(cell.calls[backup], texts[backup],
+                                          os.path.join(trace_dir, f"{cell.name}-{backup}"))
+        for phase in kernel_phases.PHASES:
+          totals[backup][phase] += ms[phase] / rounds
+          launches[backup][phase] += count[phase]
     difference = sum(totals["mcgs"].values()) - sum(totals["tree"].values())
     for phase in kernel_phases.PHASES + ("total",):
-      mcgs_ms, tree_ms = ((sum(totals[b].values()) if phase == "total" else totals[b][phase])
-                          for b in ("mcgs", "tree"))
+      pick = lambda per_phase: (sum(per_phase.values()) if phase == "total"
+                                else per_phase[phase])
+      mcgs_ms, tree_ms = pick(totals["mcgs"]), pick(totals["tree"])
       rows.append(dict(cell=cell.name, phase=phase, mcgs_ms=round(mcgs_ms, 2),
                        tree_ms=round(tree_ms, 2), difference_ms=round(mcgs_ms - tree_ms, 2),
                        share_of_difference=round((mcgs_ms - tree_ms) / difference, 3)
-                       if difference else float("nan"), rounds=rounds))
+                       if difference else float("nan"),
+                       mcgs_launches=round(pick(launches["mcgs"]) / rounds),
+                       tree_launches=round(pick(launches["tree"]) / rounds), rounds=rounds))
     log(f"  {cell.name}: mcgs {rows[-1]['mcgs_ms']} ms, tree {rows[-1]['tree_ms']} ms of kernels "
         "per call")
   return rows

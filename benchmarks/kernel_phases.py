@@ -6,13 +6,16 @@ copy, a loop), named by its HLO instruction. The compiled program's text maps
 each instruction to the jax source path that made it, which carries the
 engine's named scopes (`descend/select`, `descend/lookup`, `evaluate`,
 `expand_and_backup`, ...; self-play adds `reroot`), so the events' durations
-add up by phase. An instruction without a source path (a copy XLA inserted)
+and counts (kernel launches) add up by phase. An instruction without a source path (a copy XLA inserted)
 takes the phase of the other instructions of its computation. Loops and
 conditionals are not counted themselves (their bodies' thunks are), so
 nothing counts twice. The sums are kernel time: launch gaps, the runtime's
 own work and the profiler's are not in them, and thunks on the two threads
 overlap, so they do not add up to the call's time; they tell which phase a
-difference between two programs lies in.
+difference between two programs lies in. The launches depend on the work
+alone: two programs that compute the same results on the same inputs are
+compared by them exactly, where this machine's timings vary by several
+percent.
 """
 
 from __future__ import annotations
@@ -107,8 +110,10 @@ def instruction_phases(hlo_text: str) -> dict[str, str]:
   return phases
 
 
-def kernel_ms(call: Callable[[], object], hlo_text: str, directory: str) -> dict[str, float]:
-  """Kernel milliseconds by phase of one call, traced with jax's profiler.
+def kernels(call: Callable[[], object], hlo_text: str,
+            directory: str) -> tuple[dict[str, float], dict[str, int]]:
+  """Kernel milliseconds and launches by phase of one call, traced with
+  jax's profiler.
 
   Args:
     call: runs the compiled program once (already compiled and warm).
@@ -116,8 +121,10 @@ def kernel_ms(call: Callable[[], object], hlo_text: str, directory: str) -> dict
     directory: a folder for the trace (replaced).
 
   Returns:
-    Phase -> ms, every phase of `PHASES`; the events of other programs the
-    call runs (a key split) are left out.
+    (ms, launches): phase -> kernel milliseconds, phase -> thunks run, every
+    phase of `PHASES`; the events of other programs the call runs (a key
+    split) are left out. The launches depend only on the work (the same
+    program on the same inputs runs the same thunks), not on the machine.
   """
   phases, module = instruction_phases(hlo_text), module_name(hlo_text)
   shutil.rmtree(directory, ignore_errors=True)
@@ -125,11 +132,12 @@ def kernel_ms(call: Callable[[], object], hlo_text: str, directory: str) -> dict
     jax.block_until_ready(call())
   path = max(glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True),
              key=os.path.getmtime)
-  totals = dict.fromkeys(PHASES, 0.0)
+  totals, launches = dict.fromkeys(PHASES, 0.0), dict.fromkeys(PHASES, 0)
   for plane in jax.profiler.ProfileData.from_file(path).planes:
     for line in plane.lines:
       for event in line.events:
         phase = phases.get(event.name)
         if phase is not None and dict(event.stats).get("hlo_module") == module:
           totals[phase] += event.duration_ns / 1e6
-  return totals
+          launches[phase] += 1
+  return totals, launches

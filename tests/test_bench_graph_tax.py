@@ -95,6 +95,8 @@ def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
     assert by[cell, "lookup"]["mcgs_ms"] > 0 and by[cell, "lookup"]["tree_ms"] == 0
     for phase in ("descent", "network", "backup", "reroot"):
       assert by[cell, phase]["mcgs_ms"] > 0 and by[cell, phase]["tree_ms"] > 0, phase
+      assert by[cell, phase]["mcgs_launches"] > 0 and by[cell, phase]["tree_launches"] > 0
+    assert by[cell, "lookup"]["mcgs_launches"] > 0 and by[cell, "lookup"]["tree_launches"] == 0
     for backup in ("mcgs_ms", "tree_ms"):
       assert abs(sum(by[cell, p][backup] for p in kernel_phases.PHASES)
                  - by[cell, "total"][backup]) < 0.1
