@@ -27,6 +27,7 @@ import concurrent.futures
 import contextlib
 import csv
 import functools
+import gzip
 import json
 import os
 import shutil
@@ -121,16 +122,22 @@ class CheckpointFallbackWarning(UserWarning):
 def read_metrics(path: str) -> list[dict]:
   """The rows of a CSV that `write_metrics` (or any header-first CSV) wrote.
 
+  A CSV kept compressed (`PATH.gz`, as the runs kept in the docs are) is
+  read where `PATH` itself does not exist.
+
   Args:
     path: the CSV file.
 
   Returns:
-    Its rows as dicts of strings ([] when the file does not exist).
+    Its rows as dicts of strings ([] when neither file exists).
   """
-  if not os.path.exists(path):
-    return []
-  with open(path, newline="") as f:
-    return list(csv.DictReader(f))
+  if os.path.exists(path):
+    with open(path, newline="") as f:
+      return list(csv.DictReader(f))
+  if os.path.exists(path + ".gz"):
+    with gzip.open(path + ".gz", "rt", newline="") as f:
+      return list(csv.DictReader(f))
+  return []
 
 
 def metric_fields(rows: list[dict]) -> list[str]:

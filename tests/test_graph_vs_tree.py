@@ -3,6 +3,7 @@ hand-written metrics: one row per run, intervals over seeds, the curves."""
 
 import csv
 import dataclasses
+import gzip
 import json
 import math
 import shutil
@@ -51,6 +52,10 @@ def test_report_rows_and_intervals(tmp_path):
   for seed, error in enumerate((0.04, 0.05, 0.06)):
     _write_run(runs / f"connect4_mcgs_s{seed}", _connect4_rows(error, hits=10))
   _write_run(runs / "connect4_tree_s0", _connect4_rows(0.08, hits=0))
+  # A run kept compressed, as the docs keep them: read the same.
+  tree_metrics = runs / "connect4_tree_s0" / "metrics.csv"
+  (runs / "connect4_tree_s0" / "metrics.csv.gz").write_bytes(gzip.compress(tree_metrics.read_bytes()))
+  tree_metrics.unlink()
   # Run s1 resumed on other code; the tree run predates the record.
   for version in ("abc123", "abc123", "def456+dirty"):
     graph_vs_tree.record_commit(str(runs), "connect4_mcgs_s1", version)
@@ -77,6 +82,7 @@ def test_report_rows_and_intervals(tmp_path):
   assert [(r["search"], r["seed"]) for r in rows] == [("mcgs", "0"), ("mcgs", "1"), ("mcgs", "2"),
                                                        ("tree", "0")]
   assert [r["commit"] for r in rows] == ["abc123", "abc123 def456+dirty", "", ""]
+  assert float(rows[3]["search_error_mean"]) == 0.08   # from metrics.csv.gz
   first = rows[0]
   assert (first["iterations"], first["positions"], first["eval_iteration"]) == ("3", "300", "3")
   assert float(first["search_error_mean"]) == 0.04
