@@ -315,17 +315,17 @@ def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> li
         for phase in kernel_phases.PHASES:
           totals[backup][phase] += ms[phase] / rounds
           launches[backup][phase] += count[phase]
-    difference = sum(totals["mcgs"].values()) - sum(totals["tree"].values())
+    for per_phase in (*totals.values(), *launches.values()):
+      per_phase["total"] = sum(per_phase.values())
+    difference = totals["mcgs"]["total"] - totals["tree"]["total"]
     for phase in kernel_phases.PHASES + ("total",):
-      pick = lambda per_phase: (sum(per_phase.values()) if phase == "total"
-                                else per_phase[phase])
-      mcgs_ms, tree_ms = pick(totals["mcgs"]), pick(totals["tree"])
+      mcgs_ms, tree_ms = totals["mcgs"][phase], totals["tree"][phase]
       rows.append(dict(cell=cell.name, phase=phase, mcgs_ms=round(mcgs_ms, 2),
                        tree_ms=round(tree_ms, 2), difference_ms=round(mcgs_ms - tree_ms, 2),
                        share_of_difference=round((mcgs_ms - tree_ms) / difference, 3)
                        if difference else float("nan"),
-                       mcgs_launches=round(pick(launches["mcgs"]) / rounds),
-                       tree_launches=round(pick(launches["tree"]) / rounds), rounds=rounds))
+                       mcgs_launches=round(launches["mcgs"][phase] / rounds),
+                       tree_launches=round(launches["tree"][phase] / rounds), rounds=rounds))
     log(f"  {cell.name}: mcgs {rows[-1]['mcgs_ms']} ms, tree {rows[-1]['tree_ms']} ms of kernels "
         "per call")
   return rows

@@ -302,7 +302,7 @@ def report(runs_dir: str, out_dir: str, game_names, search_names, seed_list) -> 
     for search in search_names:
       for seed in seed_list:
         path = os.path.join(runs_dir, run_name(game, search, seed), "metrics.csv")
-        if os.path.exists(path) or os.path.exists(path + ".gz"):
+        if loop.stored_csv(path):
           runs.append((game, search, seed, loop.read_metrics(path)))
   if not runs:
     raise FileNotFoundError(f"no run under {runs_dir}")

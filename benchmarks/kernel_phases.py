@@ -1,13 +1,14 @@
-"""Kernel time by phase of the search, read off jax's profiler on the CPU
-(`mcgs-jax bench-graph-tax --profile`).
+"""Kernel time and launches by phase of the search, read off jax's profiler
+on the CPU (`mcgs-jax bench-graph-tax --profile`).
 
 XLA's CPU runtime records one profiler event per thunk it runs (a fusion, a
 copy, a loop), named by its HLO instruction. The compiled program's text maps
 each instruction to the jax source path that made it, which carries the
 engine's named scopes (`descend/select`, `descend/lookup`, `evaluate`,
 `expand_and_backup`, ...; self-play adds `reroot`), so the events' durations
-and counts (kernel launches) add up by phase. An instruction without a source path (a copy XLA inserted)
-takes the phase of the other instructions of its computation. Loops and
+and counts (kernel launches) add up by phase. An instruction without a
+source path (a copy XLA inserted) takes the phase of the other instructions
+of its computation. Loops and
 conditionals are not counted themselves (their bodies' thunks are), so
 nothing counts twice. The sums are kernel time: launch gaps, the runtime's
 own work and the profiler's are not in them, and thunks on the two threads

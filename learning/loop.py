@@ -119,11 +119,25 @@ class CheckpointFallbackWarning(UserWarning):
   after the checkpoint resumed from were removed."""
 
 
-def read_metrics(path: str) -> list[dict]:
-  """The rows of a CSV that `write_metrics` (or any header-first CSV) wrote.
+def stored_csv(path: str) -> str | None:
+  """The file that holds the CSV `path`: `path` itself, else its compressed
+  copy `path.gz` (as the runs kept in the docs are), else None.
 
-  A CSV kept compressed (`PATH.gz`, as the runs kept in the docs are) is
-  read where `PATH` itself does not exist.
+  Args:
+    path: the CSV's path.
+
+  Returns:
+    `path`, `path + ".gz"` or None.
+  """
+  for candidate in (path, path + ".gz"):
+    if os.path.exists(candidate):
+      return candidate
+  return None
+
+
+def read_metrics(path: str) -> list[dict]:
+  """The rows of a CSV that `write_metrics` (or any header-first CSV) wrote,
+  from `path` or its compressed copy (`stored_csv`).
 
   Args:
     path: the CSV file.
@@ -131,13 +145,12 @@ def read_metrics(path: str) -> list[dict]:
   Returns:
     Its rows as dicts of strings ([] when neither file exists).
   """
-  if os.path.exists(path):
-    with open(path, newline="") as f:
-      return list(csv.DictReader(f))
-  if os.path.exists(path + ".gz"):
-    with gzip.open(path + ".gz", "rt", newline="") as f:
-      return list(csv.DictReader(f))
-  return []
+  stored = stored_csv(path)
+  if stored is None:
+    return []
+  opener = open if stored == path else gzip.open
+  with opener(stored, "rt", newline="") as f:
+    return list(csv.DictReader(f))
 
 
 def metric_fields(rows: list[dict]) -> list[str]:

@@ -54,7 +54,7 @@ def test_report_rows_and_intervals(tmp_path):
   _write_run(runs / "connect4_tree_s0", _connect4_rows(0.08, hits=0))
   # A run kept compressed, as the docs keep them: read the same.
   tree_metrics = runs / "connect4_tree_s0" / "metrics.csv"
-  (runs / "connect4_tree_s0" / "metrics.csv.gz").write_bytes(gzip.compress(tree_metrics.read_bytes()))
+  tree_metrics.with_suffix(".csv.gz").write_bytes(gzip.compress(tree_metrics.read_bytes()))
   tree_metrics.unlink()
   # Run s1 resumed on other code; the tree run predates the record.
   for version in ("abc123", "abc123", "def456+dirty"):
