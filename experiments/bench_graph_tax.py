@@ -7,6 +7,7 @@
   mcgs-jax bench-graph-tax --networks      # Nim self-play over network sizes
   mcgs-jax bench-graph-tax --parts         # self-play, the graph's switches one by one
   mcgs-jax bench-graph-tax --profile --rounds 3   # self-play's kernel time by phase
+  taskset -c 0 mcgs-jax bench-graph-tax --profile --rounds 3   # the same on one core
 
 Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
@@ -20,7 +21,9 @@ of its rounds' mcgs / tree (floor: search / floor) ratios; run it on an
 idle machine. With --profile instead: the two self-play cells traced with
 jax's profiler, their kernel time summed by phase of the search (descent,
 lookup, transition, network, expansion, backup, reroot, other), the mean
-over --rounds traced calls of each.
+over --rounds traced calls of each. On two cores XLA runs the kernels on two
+threads and their traced times overlap; pinned to one core (`taskset -c 0`)
+the phases add up as the calls' CPU time does.
 """
 
 from __future__ import annotations
