@@ -8,6 +8,10 @@ MLP(64, 64); random networks, PUCT):
                                                         empty board
   selfplay-connect4, selfplay-nim   `selfplay.play`, B=256, S=64, 8 moves per
                                     call, graph reuse, root noise
+  control-selfplay-connect4   the Connect-4 self-play cell's mcgs program
+                    timed against a second copy of itself (in the tree's
+                    column): its ratio, 1.0 but for noise, and its spread
+                    are what the run can resolve
   floor-b1024-s64   the network and env steps alone (`phases.network_only`),
                     for the full search's distance from it
 `network_cells` (`--networks`): Nim (1,3,5,7) self-play as graph-vs-tree
@@ -99,7 +103,8 @@ def search_cell(batch: int, sims: int) -> Cell:
 
 def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
                   hidden: tuple[int, ...] | None = None, max_nn_evals: int | None = None,
-                  name: str | None = None, graph_backup: str = "mcgs") -> Cell:
+                  name: str | None = None, graph_backup: str = "mcgs",
+                  against: str = "tree") -> Cell:
   """`selfplay.play` with graph reuse, mcgs and tree, each on its own games.
 
   Args:
@@ -112,6 +117,8 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
     max_nn_evals: the search's evaluation budget (None: none).
     name: the cell's name; None: "selfplay-GAME".
     graph_backup: the backup mode timed in the cell's "mcgs" place.
+    against: the backup mode timed in its "tree" place (`graph_backup`
+      itself: a control, the same program compiled twice).
 
   Returns:
     The Cell; each call plays the next `moves` moves of its games.
@@ -121,7 +128,7 @@ def selfplay_cell(game: str, batch: int, simulations: int, moves: int,
     hidden = (128, 128) if game == "connect4" else (64, 64)
   eval_fn, params = _network(env, hidden)
   calls, programs = {}, {}
-  for place, backup in (("mcgs", graph_backup), ("tree", "tree")):
+  for place, backup in (("mcgs", graph_backup), ("tree", against)):
     search = mcgs_jax.SearchConfig(num_simulations=simulations, backup=backup,
                                    max_nodes=2 * (simulations + 1), dirichlet_fraction=0.25,
                                    dirichlet_alpha=0.3, max_nn_evals=max_nn_evals)
@@ -180,6 +187,8 @@ def cells(quick: bool = False) -> list[Cell]:
   out = [search_cell(b, s) for b, s in grid]
   out += [selfplay_cell(game, play["batch"], play["simulations"], play["moves"])
           for game in ("connect4", "nim")]
+  out.append(selfplay_cell("connect4", play["batch"], play["simulations"], play["moves"],
+                           name="control-selfplay-connect4", against="mcgs"))
   out.append(floor_cell(*grid[0]))
   return out
 

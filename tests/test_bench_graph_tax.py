@@ -12,10 +12,18 @@ def test_a_quick_run_measures_every_cell():
   logged = []
   rows = graph_tax.measure(graph_tax.cells(quick=True), rounds=1, repeats=1, log=logged.append)
   assert [r["cell"] for r in rows] == ["search-b16-s8", "selfplay-connect4", "selfplay-nim",
-                                      "floor-b16-s8"]
+                                      "control-selfplay-connect4", "floor-b16-s8"]
   assert all(set(graph_tax.FIELDS) <= set(r) for r in rows)
   assert all(float(r["mcgs_cpu_ms"]) > 0 and float(r["ratio"]) > 0 for r in rows)
   assert len(logged) == 1 and "selfplay-nim" in logged[0]   # one line per round
+
+
+def test_the_control_times_one_program_against_itself():
+  control, = [c for c in graph_tax.cells(quick=True) if c.name.startswith("control-")]
+  assert control.programs["mcgs"]() == control.programs["tree"]()
+  selfplay, = [c for c in graph_tax.cells(quick=True) if c.name == "selfplay-connect4"]
+  assert selfplay.programs["mcgs"]() == control.programs["mcgs"]()
+  assert selfplay.programs["tree"]() != control.programs["tree"]()
 
 
 def test_the_network_sweep_measures_every_network_and_the_budget():
