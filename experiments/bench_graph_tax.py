@@ -13,9 +13,9 @@ Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
 moves per call, graph reuse), the Connect-4 self-play's mcgs program against
 a second copy of itself (a control: its spread is the run's noise), and the
-full mcgs search against the network floor (B=1024, S=64). With --networks instead: Nim self-play as
-graph-vs-tree trains it (B=128, S=64) with MLPs from (32, 32) to
-(1024, 1024), and with an evaluation budget. With --parts: the self-play
+full mcgs search against the network floor (B=1024, S=64). With --networks
+instead: Nim self-play as graph-vs-tree trains it (B=128, S=64) with MLPs
+from (32, 32) to (1024, 1024), and with an evaluation budget. With --parts: the self-play
 cells with the table alone (tt_cache), links without corrections, and mcgs,
 each against the tree. A cell's ratio is the median
 of its rounds' mcgs / tree (floor: search / floor) ratios; run it on an

@@ -19,9 +19,9 @@ def test_a_quick_run_measures_every_cell():
 
 
 def test_the_control_times_one_program_against_itself():
-  control, = [c for c in graph_tax.cells(quick=True) if c.name.startswith("control-")]
+  cells = {cell.name: cell for cell in graph_tax.cells(quick=True)}
+  control, selfplay = cells["control-selfplay-connect4"], cells["selfplay-connect4"]
   assert control.programs["mcgs"]() == control.programs["tree"]()
-  selfplay, = [c for c in graph_tax.cells(quick=True) if c.name == "selfplay-connect4"]
   assert selfplay.programs["mcgs"]() == control.programs["mcgs"]()
   assert selfplay.programs["tree"]() != control.programs["tree"]()
 
