@@ -2,11 +2,12 @@
 
 Keys are `uint32[2]` (two lanes of a 64-bit key). Linear probing over at most
 `max_probes` slots from the start of the aligned group holding the key's hash
-slot, inspected a group at a time (one contiguous read each), and no
-deletion: a key absent before the first empty slot is absent. All functions
-act on one game's table; vmap them for a batch. The table's data
-(`graph.HashTable`, `graph.empty_table`, `graph.EMPTY`) lives in graph.py,
-the lowest module, with the graph that holds it.
+slot, inspected a group at a time (one contiguous read each): a key absent
+from the first group with an empty slot is absent. Nothing is deleted but by
+re-rooting, which clears entries only where every key lies in its home group
+(`reuse.advance`). All functions act on one game's table; vmap them for a
+batch. The table's data (`graph.HashTable`, `graph.empty_table`,
+`graph.EMPTY`) lives in graph.py, the lowest module, with the graph that holds it.
 """
 
 import chex
@@ -65,9 +66,10 @@ def _find_in(table, key, first, group, inspected=None):
   `resolved` False when every inspected slot holds another key (the
   sequence goes on).
 
-  A stored key lies before every free slot of its probe sequence (it took
-  the first free one it met, and nothing is deleted), so the group's match,
-  if any, is where the lookup stops; otherwise the first free slot is. Both
+  A stored key lies in no later group than its probe sequence's first free
+  slot (it took the first free one it met, and an entry is cleared only
+  where every key lies in its home group), so the group's match, if any,
+  is where the lookup stops; otherwise the first free slot is. Both
   are reductions over the group (a maximum, a word of bits), with no read
   at a found position."""
   window = graph_lib.HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))

@@ -329,15 +329,17 @@ def _index_nodes(key: chex.Array, count: chex.Array, table_size: int, max_probes
 
 def _kept_table(table: graph_lib.HashTable, new_of_old: chex.Array, count: chex.Array):
   """Every game's table kept rather than rebuilt, where that gives the same
-  lookups: each kept entry moved up its own group past the dropped ones.
+  lookups: each kept entry renumbered in its slot, each dropped one cleared.
 
-  A table whose every entry lies in its home group (`hash_table.home_slot`)
-  holds each group's keys in the group's first slots, in the order they
-  were inserted. Dropping some and moving the rest up in that order leaves
-  each group's first slots taken and every kept key found, so lookups and
-  insertions find what a rebuilt table (`_index_nodes`) finds; only the
-  order inside a group may differ. That holds where no entry spilled into a
-  later group and each kept node has its entry (no twins, no overflows).
+  A lookup reads a group of slots at once (`hash_table.find`): it finds a
+  key anywhere in the group, and a key not there is absent when the group
+  has a free slot. So where every entry lies in its home group
+  (`hash_table.home_slot`), clearing the dropped entries in place leaves
+  every kept key found, every other key absent, and each group as full as
+  in a rebuilt table (`_index_nodes`): lookups and insertions find what
+  they would find there, though a group's slots may be taken in another
+  order. That holds where no entry spilled into a later group and each kept
+  node has its entry (no twins, no overflows).
 
   Args:
     table: HashTable [B, T], the old graph's.
@@ -362,21 +364,8 @@ def _kept_table(table: graph_lib.HashTable, new_of_old: chex.Array, count: chex.
       table.stored_keys)
   fits = (jnp.all(~occupied | (home // group == slot // group), axis=1)
           & (jnp.sum(keep, axis=1, dtype=jnp.int32) == count))
-  # Each group's kept entries as bits; the p-th slot of a group takes the
-  # entry of its p-th set bit, a gather rather than a scatter.
-  lane = jnp.arange(group, dtype=jnp.uint32)
-  kept_bits = jnp.sum(keep.reshape(batch, table_size // group, group).astype(jnp.uint32)
-                      << lane, axis=-1, dtype=jnp.uint32)
-  bits = jnp.repeat(kept_bits, group, axis=1)
-  rank = jnp.broadcast_to(lane.astype(jnp.int32), (batch, table_size // group, group)).reshape(
-      batch, table_size)
-  source = _set_bit_of_rank(bits, rank, group)
-  filled = rank < jax.lax.population_count(bits).astype(jnp.int32)
-  flat = (game * table_size + slot - rank + source).reshape(-1)
-  # Whole entries gathered (one index per entry, not one per lane).
-  entries = graph_lib.table_entry(table.stored_keys, node).reshape(batch * table_size, -1)[flat]
-  empty = graph_lib.empty_table(table_size).entries
-  entries = jnp.where(filled[..., None], entries.reshape(batch, table_size, -1), empty)
+  entries = jnp.where(keep[..., None], graph_lib.table_entry(table.stored_keys, node),
+                      graph_lib.empty_table(table_size).entries)
   return graph_lib.HashTable(entries=entries), fits
 
 
@@ -394,8 +383,8 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   counts and Q), so the new root starts with N = the old child's visits.
   Nodes not reachable from the new root are dropped and their slots cleared
   as in `graph.empty`, so the graph can grow again; the hash table indexes
-  the kept keys (the old table's kept entries moved up their probe groups
-  where that finds them all, `_kept_table`, else a rebuilt one) and the
+  the kept keys (the old table with its dropped entries cleared where that
+  finds them all, `_kept_table`, else a rebuilt one) and the
   `stats` counters restart from zero (except `table_overflows`, which counts
   kept keys the new table could not index).
   The enhancements' records (`Graph.enhancements`) move alike: their node

@@ -279,13 +279,21 @@ def test_index_nodes_finds_each_kept_key_at_its_first_node(table_size, max_probe
   assert (overflows == 0).all() if table_size == 64 else overflows[0] > 0
 
 
+def find_all(table, keys, max_probes):
+  """(node, free_slot) of each key (`hash_table.find`), on the host."""
+  return jax.device_get(jax.vmap(hash_table.find, in_axes=(None, 0, None))(
+      jax.tree.map(jnp.asarray, table), jnp.asarray(keys), max_probes))
+
+
 @pytest.mark.parametrize("table_size,max_probes,spills", [(64, 16, False), (16, 16, True),
                                                          (16, 3, False)])
 def test_kept_table_finds_what_a_rebuilt_table_finds(table_size, max_probes, spills):
   """Where the old table lets itself be kept (no entry outside its home
   group, every kept node indexed), the kept table finds each kept key at
-  its new node and takes the very slots a rebuilt table takes; elsewhere it
-  says so. Small tables spill, twins leave nodes out."""
+  its new node, holds as many keys in each group as a rebuilt table, and
+  finds any other key absent, with a free slot in the group a rebuilt table
+  gives it; elsewhere it says so. Small tables spill, twins leave nodes
+  out."""
   rng = np.random.default_rng(table_size + max_probes)
   batch, n = 40, 14
   key = rng.integers(0, 2**32, (batch, n, 2), dtype=np.uint32)
@@ -322,8 +330,14 @@ def test_kept_table_finds_what_a_rebuilt_table_finds(table_size, max_probes, spi
       continue
     assert len({tuple(k) for k in new_key[b, :new_count[b]]} & old_keys) == new_count[b]
     _check_index(new_key[b], new_count[b], kept.nodes[b], 0, max_probes)
-    np.testing.assert_array_equal(kept.nodes[b] >= 0, rebuilt.nodes[b] >= 0)
+    np.testing.assert_array_equal((kept.nodes[b] >= 0).reshape(-1, group).sum(-1),
+                                  (rebuilt.nodes[b] >= 0).reshape(-1, group).sum(-1))
     assert overflows[b] == 0
+    absent = rng.integers(0, 2**32, (20, 2), dtype=np.uint32)
+    kept_found, kept_free = find_all(game(kept, b), absent, max_probes)
+    rebuilt_found, rebuilt_free = find_all(game(rebuilt, b), absent, max_probes)
+    assert np.all(kept_found == graph_lib.EMPTY) and np.all(rebuilt_found == graph_lib.EMPTY)
+    np.testing.assert_array_equal(kept_free // group, rebuilt_free // group)
   assert fits.any() and not fits.all() and bool(spilled) == spills
 
 
