@@ -111,6 +111,12 @@ def blank_graph(g):
       jax.tree.map(lambda x: x[:, 0], g.embedding)))
 
 
+def find_all(table, keys, max_probes):
+  """(node, free_slot) of each key (`hash_table.find`), on the host."""
+  return jax.device_get(jax.vmap(hash_table.find, in_axes=(None, 0, None))(
+      jax.tree.map(jnp.asarray, table), jnp.asarray(keys), max_probes))
+
+
 def assert_restricted(old, new, b, start):
   """Game `b` of `new` is `old` re-rooted at `start`: the BFS-reachable nodes
   in order (root first), their fields and remapped edges, cleared slots after."""
@@ -151,9 +157,7 @@ def test_advance_keeps_the_reachable_subgraph(backup):
     assert all(int(v) == 0 for k, v in game(new.stats, b).items() if k != "nodes_used")
     check_rerooted(new, b, config)
     # Every kept key is found at its (first) node in the rebuilt table.
-    found, _ = jax.vmap(hash_table.find, in_axes=(None, 0, None))(
-        jax.tree.map(jnp.asarray, game(new.table, b)), new.key[b, :used], config.max_probes)
-    found = np.asarray(found)
+    found, _ = find_all(game(new.table, b), new.key[b, :used], config.max_probes)
     if backup == "tree":
       assert np.all(new.table.nodes[b] == graph_lib.EMPTY)
     elif backup == "mcgs":
@@ -253,8 +257,7 @@ def _check_index(key, count, slots, overflows, max_probes):
     first.setdefault(tuple(key[node]), node)
   table = graph_lib.HashTable(entries=graph_lib.table_entry(
       jnp.asarray(key[np.maximum(slots, 0)] * (slots >= 0)[:, None]), jnp.asarray(slots)))
-  found, _ = jax.device_get(jax.vmap(hash_table.find, in_axes=(None, 0, None))(
-      table, jnp.asarray(key), max_probes))
+  found, _ = find_all(table, key, max_probes)
   missing = [node for node in first.values() if found[node] != node]
   assert all(found[node] == graph_lib.EMPTY for node in missing)
   # Counted per node: a missing key's twins too.
@@ -277,12 +280,6 @@ def test_index_nodes_finds_each_kept_key_at_its_first_node(table_size, max_probe
   for b in range(batch):
     _check_index(key[b], count[b], table.nodes[b], overflows[b], max_probes)
   assert (overflows == 0).all() if table_size == 64 else overflows[0] > 0
-
-
-def find_all(table, keys, max_probes):
-  """(node, free_slot) of each key (`hash_table.find`), on the host."""
-  return jax.device_get(jax.vmap(hash_table.find, in_axes=(None, 0, None))(
-      jax.tree.map(jnp.asarray, table), jnp.asarray(keys), max_probes))
 
 
 @pytest.mark.parametrize("table_size,max_probes,spills", [(64, 16, False), (16, 16, True),
