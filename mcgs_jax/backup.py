@@ -326,7 +326,7 @@ def _backup_one(config, proves, arrays, path_nodes, path_actions, length, leaf_v
   Args:
     config: SearchConfig.
     proves: the solver runs (`solved` is read). Static.
-    arrays: the graph's (visits, value_sum, solved, num_parents, child,
+    arrays: the graph's (visits, value_sum, solved, parents, child,
       edge_visits, edge_q, edge_reward, edge_discount) of one game.
     path_nodes, path_actions: int32[D'], D' <= D slots holding the path.
     length, leaf_value, start, kind: as `backup_stop`'s (kind `RUNNING`: none).
@@ -334,9 +334,9 @@ def _backup_one(config, proves, arrays, path_nodes, path_actions, length, leaf_v
   Returns:
     (visits, value_sum, edge_visits, edge_q) updated, f32 the last edge's value.
   """
-  (visits_all, value_sum_all, solved_all, num_parents_all, child_all, edge_visits_all,
+  (visits_all, value_sum_all, solved_all, parents_all, child_all, edge_visits_all,
    edge_q_all, edge_reward_all, edge_discount_all) = arrays
-  graph = _PathArrays(visits_all, value_sum_all, solved_all, num_parents_all, child_all,
+  graph = _PathArrays(visits_all, value_sum_all, solved_all, parents_all, child_all,
                       edge_visits_all, edge_q_all, edge_reward_all, edge_discount_all)
   capacity = visits_all.shape[0]
   max_depth = path_nodes.shape[0]
@@ -353,7 +353,7 @@ def _backup_one(config, proves, arrays, path_nodes, path_actions, length, leaf_v
   edge_reward = graph.edge_reward[path_nodes, path_actions]
   edge_discount = graph.edge_discount[path_nodes, path_actions]
   # Nodes proven by now (the solver runs before the backup) pass up exact values.
-  transposition, proven, exact = _path_flags(graph.num_parents[path_nodes],
+  transposition, proven, exact = _path_flags(graph.parents[path_nodes, 0],
                                               solved_read[:max_depth], config, proves)
   last = jnp.maximum(length - 1, 0)
   leaf_value = jnp.where(
@@ -385,16 +385,16 @@ class _PathArrays:
   """The graph arrays `_backup_one` reads, under `Graph`'s field names, and
   the solver's codes as `solved`."""
 
-  def __init__(self, visits, value_sum, solved, num_parents, child, edge_visits, edge_q,
+  def __init__(self, visits, value_sum, solved, parents, child, edge_visits, edge_q,
                edge_reward, edge_discount):
     self.visits, self.value_sum, self.solved = visits, value_sum, solved
-    self.num_parents, self.child = num_parents, child
+    self.parents, self.child = parents, child
     self.edge_visits, self.edge_q = edge_visits, edge_q
     self.edge_reward, self.edge_discount = edge_reward, edge_discount
 
   @classmethod
   def of(cls, graph, solved):
-    return cls(graph.visits, graph.value_sum, solved, graph.num_parents, graph.child,
+    return cls(graph.visits, graph.value_sum, solved, graph.parents, graph.child,
                graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
 
 
@@ -421,7 +421,7 @@ def _backup_batch(config, alternating, proves, axis_size, in_batched, arrays, pa
   arrays = _with_batch_axis(axis_size, arrays, in_arrays)
   path_nodes, path_actions, length, leaf_value, start, kind = _with_batch_axis(
       axis_size, (path_nodes, path_actions, length, leaf_value, start, kind), in_rest)
-  (visits_all, value_sum_all, solved_all, num_parents_all, child_all, edge_visits_all,
+  (visits_all, value_sum_all, solved_all, parents_all, child_all, edge_visits_all,
    edge_q_all, edge_reward_all, edge_discount_all) = arrays
   capacity = visits_all.shape[1]
   max_depth = path_nodes.shape[1]
@@ -432,7 +432,7 @@ def _backup_batch(config, alternating, proves, axis_size, in_batched, arrays, pa
       lambda arrays, *path: _last_edge_value(_PathArrays(*arrays), *path, config, proves))(
           arrays, path_nodes, path_actions, length, kind, leaf_value)
 
-  def read_one(visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward,
+  def read_one(visits, value_sum, solved, parents, edge_visits, edge_q, edge_reward,
                edge_discount, nodes, actions):
     # Statistics this mode never reads are not gathered.
     unknown = jnp.zeros(nodes.shape, jnp.int32)
@@ -443,7 +443,7 @@ def _backup_batch(config, alternating, proves, axis_size, in_batched, arrays, pa
       reward, discount = take(edge_reward, nodes, actions), take(edge_discount, nodes, actions)
     return (take(visits, nodes), take(value_sum, nodes),
             take(solved, nodes) if proves else unknown,
-            take(num_parents, nodes) if config.corrects_transpositions else unknown,
+            take(parents, nodes, 0) if config.corrects_transpositions else unknown,
             take(edge_visits, nodes, actions), take(edge_q, nodes, actions), reward, discount)
 
   def write_one(visits_all, value_sum_all, edge_visits_all, edge_q_all, nodes, actions, visits,
@@ -462,7 +462,7 @@ def _backup_batch(config, alternating, proves, axis_size, in_batched, arrays, pa
     nodes, actions = (jax.lax.dynamic_slice_in_dim(x, first, chunk, axis=1)
                       for x in (path_nodes, path_actions))
     visits, value_sum, solved, num_parents, edge_visits, edge_q, edge_reward, edge_discount = (
-        jax.vmap(read_one)(visits_now, value_sum_now, solved_all, num_parents_all,
+        jax.vmap(read_one)(visits_now, value_sum_now, solved_all, parents_all,
                            edge_visits_now, edge_q_now, edge_reward_all, edge_discount_all,
                            nodes, actions))
     transposition, proven, exact = _path_flags(num_parents, solved, config, proves)
@@ -583,7 +583,7 @@ def backup_stop(graph: graph_lib.Graph, path_nodes: chex.Array, path_actions: ch
   if config.recomputes_values:
     return _katago_backup(graph, path_nodes, path_actions, length, leaf_value, config, start,
                           kind, solved, proves)
-  arrays = (graph.visits, graph.value_sum, solved, graph.num_parents, graph.child,
+  arrays = (graph.visits, graph.value_sum, solved, graph.parents, graph.child,
             graph.edge_visits, graph.edge_q, graph.edge_reward, graph.edge_discount)
   kind = graph_lib.RUNNING if kind is None else kind
   visits, value_sum, edge_visits, edge_q, leaf_value = _custom_backup(config, alternating,

@@ -139,7 +139,7 @@ def write_roots(graph: graph_lib.Graph, roots: Roots, config: config_lib.SearchC
     only = (lambda x: x) if row is None else (lambda x: row & x)
     graph = graph_lib.write_node(graph, where(jnp.int32(0), capacity), key=roots.key,
                                  embedding=roots.embedding, prior=roots.prior, legal=roots.legal,
-                                 value=roots.value, num_parents=0)
+                                 value=roots.value)
     if config.uses_table:
       _, free_slot = hash_table.find(graph.table, roots.key, config.max_probes)
       free_slot = where(free_slot, graph_lib.EMPTY)

@@ -408,6 +408,18 @@ def _classify(graph, sel, trans, found, config, plugins, alternating):
                        deferred=deferred)
 
 
+def _add_parent(parents, node, parent):
+  """`Graph.parents` of ONE game with one more edge into `node` (none where
+  `node` is out of range), from `parent`: its count raised, `parent` listed
+  in the next free slot if there is one."""
+  row = parents[jnp.minimum(node, parents.shape[0] - 1)]
+  slot = jnp.arange(row.shape[-1])
+  # The row gathered and rewritten, not a scatter-add: keeps the update in
+  # place (backup.py).
+  return parents.at[node].set(
+      jnp.where(slot == 0, row[0] + 1, jnp.where(slot == row[0] + 1, parent, row)), mode="drop")
+
+
 def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, config):
   """Writes the new node (its table entry) and the expanded edge.
 
@@ -423,7 +435,7 @@ def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, 
     graph = graph_lib.write_node(
         graph, jnp.where(store, index, graph.capacity), key=trans.key,
         embedding=trans.embedding, prior=leaf_prior, legal=trans.legal,
-        value=leaf_nn_value, num_parents=1)
+        value=leaf_nn_value)
   indexed = store & (found < 0) & config.uses_table
   table = hash_table.write(graph.table, jnp.where(indexed, free_slot, -1), trans.key, index)
 
@@ -435,9 +447,9 @@ def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, 
   graph = graph.replace(
       table=table,
       stats=graph.stats.replace(nodes_used=index + store),
-      # gathered + 1, not a scatter-add: keeps the update in place (backup.py).
-      num_parents=graph.num_parents.at[jnp.where(link, found, graph.capacity)].set(
-          graph.num_parents[safe_found] + 1, mode="drop"),
+      # A link's node, or the new node (a blank row), gains the edge.
+      parents=_add_parent(graph.parents, graph_lib.select_first([link, store], [found, index],
+                                                                graph.capacity), parent),
       child=graph.child.at[edge_row, action].set(child_code, mode="drop"),
       edge_reward=graph.edge_reward.at[edge_row, action].set(trans.reward, mode="drop"),
       edge_discount=graph.edge_discount.at[edge_row, action].set(trans.discount, mode="drop"),

@@ -41,6 +41,13 @@ _EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, L
 # Codes `computed_once` keeps exactly: 0 <= code < CODE_LIMIT.
 CODE_LIMIT = 2**22
 
+# Parents listed per node beside its parent count (`Graph.parents`): enough
+# for most nodes of most graphs, so re-rooting can follow them (`reuse`).
+PARENT_SLOTS = 3
+# In a node's first listed parent: it has parents it does not list, left by
+# re-rooting (`reuse.advance`) after it had more than PARENT_SLOTS.
+PARENTS_UNLISTED = -2
+
 # Why a simulation's descent ended (`Selection.kind`); the backup
 # reads it to pick the value of the last edge.
 RUNNING = 0
@@ -186,7 +193,10 @@ class Graph:
   value_sum: chex.Array     # f32, V(s) = value_sum / visits
   nn_value: chex.Array      # f32, the network's (or cache's) value
   prior: chex.Array         # f32[B, N, A], 0 on illegal actions
-  num_parents: chex.Array   # int32, root 0, transposition node iff > 1
+  # int32[B, N, 1 + PARENT_SLOTS]: the number of edges into the node (root 0,
+  # transposition node iff > 1), then the nodes the first PARENT_SLOTS of
+  # them leave, in the order they were made (-1 past them; `num_parents`).
+  parents: chex.Array
   key: chex.Array           # uint32[B, N, 2]
   embedding: Any            # pytree [B, N, ...]
   # Edges [B, N, A].
@@ -217,6 +227,11 @@ class Graph:
   def num_actions(self) -> int:
     """A, the number of actions."""
     return self.prior.shape[-1]
+
+  @property
+  def num_parents(self) -> chex.Array:
+    """int32[B, N]: the edges into each node (root 0; a transposition iff > 1)."""
+    return self.parents[..., 0]
 
   @property
   def nodes_used(self) -> chex.Array:
@@ -443,7 +458,8 @@ def empty(batch_size: int, capacity: int, num_actions: int, table_size: int,
       value_sum=zeros((n,), jnp.float32),
       nn_value=zeros((n,), jnp.float32),
       prior=zeros((n, a), jnp.float32),
-      num_parents=zeros((n,), jnp.int32),
+      parents=jnp.concatenate([zeros((n, 1), jnp.int32),
+                               jnp.full((b, n, PARENT_SLOTS), -1, jnp.int32)], axis=-1),
       key=zeros((n, 2), jnp.uint32),
       embedding=jax.tree.map(
           lambda x: jnp.zeros((b, n) + x.shape[1:], x.dtype), embedding),
@@ -520,7 +536,7 @@ def bytes_per_game(graph: Graph) -> int:
 
 
 def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
-               value, num_parents) -> Graph:
+               value) -> Graph:
   """Stores a freshly evaluated node at `index` of ONE game's graph.
 
   Unbatched view (under vmap): the fields below carry no B axis. An index
@@ -534,10 +550,10 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
     prior: f32[A], the prior (0 on illegal actions).
     legal: bool[A]; illegal edges are written ILLEGAL, the others UNEXPANDED.
     value: f32 scalar, the evaluation (the node's first visit).
-    num_parents: int32 scalar.
 
   Returns:
-    The Graph with the node written (visits 1). Its other fields (edge
+    The Graph with the node written (visits 1). Its other fields (its
+    parents, which the expansion writes with the edge into it, its edge
     statistics, the enhancements' records) keep the blank values of `empty`:
     nodes are only appended at `nodes_used`, and `advance` rebuilds the graph
     from `empty`, so a slot is blank until it is written (one scatter kernel
@@ -550,7 +566,6 @@ def write_node(graph: Graph, index: chex.Array, *, key, embedding, prior, legal,
       value_sum=put(graph.value_sum, value),
       nn_value=put(graph.nn_value, value),
       prior=put(graph.prior, prior),
-      num_parents=put(graph.num_parents, num_parents),
       key=put(graph.key, key),
       embedding=jax.tree.map(put, graph.embedding, embedding),
       child=put(graph.child, jnp.where(legal, UNEXPANDED, ILLEGAL)),

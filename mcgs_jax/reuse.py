@@ -76,26 +76,30 @@ def _close(seeds: chex.Array, jumps: chex.Array) -> chex.Array:
   return jax.lax.fori_loop(0, jumps.shape[0], lambda k, reach: reach | reach[jumps[k]], seeds)
 
 
-def _follow_links(reach, jumps, targets_of):
+def _follow_links(reach, jumps, parents_of):
   """The closure of `reach` (bool[N], closed under `jumps`) along every
-  edge: the targets of the edges out of reached nodes (`targets_of(reach)`,
-  int32[E], N for none) are added and the closure taken again, until nothing
-  is added. Returns (reach, parents int32[N]: the edges from reached nodes
-  into each node)."""
-  n = reach.shape[0]
-
-  def parents_of(reach):
-    parents = jnp.zeros(n, jnp.int32).at[targets_of(reach)].add(1, mode="drop")
-    return parents, jnp.any((parents > 0) & ~reach)
+  edge: the nodes with edges from reached nodes (`parents_of(reach)`,
+  int32[N], their number) are added and the closure taken again, until
+  nothing is added. Returns (reach, parents int32[N]: the edges from reached
+  nodes into each node)."""
 
   def grow(carry):
     reach, parents, _ = carry
     reach = _close(reach | (parents > 0), jumps)
-    return (reach,) + parents_of(reach)
+    return (reach,) + added(reach)
 
-  reach, parents, _ = jax.lax.while_loop(lambda carry: carry[2], grow,
-                                         (reach,) + parents_of(reach))
+  def added(reach):
+    parents = parents_of(reach)
+    return parents, jnp.any((parents > 0) & ~reach)
+
+  reach, parents, _ = jax.lax.while_loop(lambda carry: carry[2], grow, (reach,) + added(reach))
   return reach, parents
+
+
+def _edges_into(targets: chex.Array, n: int) -> chex.Array:
+  """int32[N]: how many of the edges `targets` (int32[E], N for none) lead
+  into each node."""
+  return jnp.zeros(n, jnp.int32).at[targets].add(1, mode="drop")
 
 
 def _reachable(child: chex.Array, start: chex.Array, links: bool):
@@ -127,10 +131,8 @@ def _reachable(child: chex.Array, start: chex.Array, links: bool):
   if not links:
     return reach, None
 
-  def targets(reach):
-    return jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1)
-
-  return _follow_links(reach, jumps, targets)
+  return _follow_links(reach, jumps, lambda reach: _edges_into(
+      jnp.where(reach[:, None] & (child >= 0), child, n).reshape(-1), n))
 
 
 # Edge slots read as one word of bits (`_edge_list`).
@@ -232,16 +234,48 @@ def _reachable_listed(source: chex.Array, target: chex.Array, start: chex.Array,
   jumps = _jump_table(parent)
   reach = _close(jnp.arange(n) == start, jumps)
 
-  def targets(reach):
-    return jnp.where((source >= 0) & reach[jnp.maximum(source, 0)], target, n)
-
-  return _follow_links(reach, jumps, targets)
+  return _follow_links(reach, jumps, lambda reach: _edges_into(
+      jnp.where((source >= 0) & reach[jnp.maximum(source, 0)], target, n), n))
 
 
-def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges: int):
+def _reachable_by_rows(listed: chex.Array, start: chex.Array):
+  """`_reachable` with links, for ONE game, from the parents each node lists
+  (`Graph.parents`), where every node lists all of its parents.
+
+  The same walk, but no edge is scattered: each node's first listed parent
+  is its pointer, and a pass gathers whether each node's listed parents are
+  reached.
+
+  Args:
+    listed: int32[N, PARENT_SLOTS], each node's parents (`Graph.parents[..., 1:]`).
+    start: int32, a node index, or negative for none.
+
+  Returns:
+    (reach bool[N], parents int32[N]), as `_reachable` with links.
+  """
+  n = listed.shape[0]
+  jumps = _jump_table(listed[:, 0])
+  reach = _close(jnp.arange(n) == start, jumps)
+
+  return _follow_links(reach, jumps, lambda reach: jnp.sum(
+      (listed >= 0) & reach[jnp.maximum(listed, 0)], axis=1, dtype=jnp.int32))
+
+
+def _lists_all_parents(parents: chex.Array) -> chex.Array:
+  """bool[B]: whether each game's `Graph.parents` rows list every parent of
+  their nodes (no node has more parents than it can list, and none lost
+  its list when re-rooted along the edges, `graph.PARENTS_UNLISTED`)."""
+  return jnp.all((parents[..., 0] <= graph_lib.PARENT_SLOTS)
+                 & (parents[..., 1] != graph_lib.PARENTS_UNLISTED), axis=1)
+
+
+def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges: int,
+                    parents: chex.Array | None = None):
   """Every game's nodes reachable from its `start` (see `_reachable`).
 
-  With links, the walk runs on each game's list of stored edges
+  With `parents` (`Graph.parents`), the walk follows the parents each node
+  lists (`_reachable_by_rows`) when every game's nodes list all of theirs.
+  Otherwise, with links, it runs on each game's list of stored edges
   (`_edge_list`, L = `max_edges`) when every game's edges fit in it, and on
   the edge slots themselves otherwise (the same result, slower).
 
@@ -250,18 +284,73 @@ def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges
     start: int32[B], a node index per game, or negative for none.
     links: whether the graph may hold transposition links. Static.
     max_edges: L. Static.
+    parents: optional int32[B, N, 1 + PARENT_SLOTS], the graph's parent rows.
 
   Returns:
     (reach bool[B, N], parents int32[B, N] or None without links).
   """
+  if parents is not None and not links:
+    # Every node but a root lists its one parent.
+    return jax.vmap(lambda listed, s: _close(jnp.arange(listed.shape[0]) == s,
+                                             _jump_table(listed[:, 0])))(
+                                                 parents[..., 1:], start), None
   if not links:
     return jax.vmap(lambda c, s: _reachable(c, s, False))(child, start)
   n = child.shape[1]
-  source, target, count = _edge_list(child, max_edges)
-  return jax.lax.cond(
-      jnp.all(count <= max_edges),
-      lambda: jax.vmap(lambda s, t, x: _reachable_listed(s, t, x, n))(source, target, start),
-      lambda: jax.vmap(lambda c, x: _reachable(c, x, True))(child, start))
+
+  def along_edges():
+    source, target, count = _edge_list(child, max_edges)
+    return jax.lax.cond(
+        jnp.all(count <= max_edges),
+        lambda: jax.vmap(lambda s, t, x: _reachable_listed(s, t, x, n))(source, target, start),
+        lambda: jax.vmap(lambda c, x: _reachable(c, x, True))(child, start))
+
+  if parents is None:
+    return along_edges()
+  return jax.lax.cond(jnp.all(_lists_all_parents(parents)),
+                      lambda: jax.vmap(_reachable_by_rows)(parents[..., 1:], start),
+                      along_edges)
+
+
+def _moved_parents(rows: chex.Array, new_of_old: chex.Array, count: chex.Array,
+                   links: bool) -> chex.Array:
+  """The re-rooted graph's `Graph.parents`: each kept node's listed parents
+  renumbered, the dropped ones left out (the others moved up, in order), and
+  its count of kept parent edges; a node that has more kept parents than
+  it lists is marked `graph.PARENTS_UNLISTED`.
+
+  Args:
+    rows: int32[B, N, 1 + PARENT_SLOTS], the old rows moved to the kept
+      nodes' new places.
+    new_of_old: int32[B, N], each old node's new index, -1 if dropped.
+    count: int32[B, N], each kept node's kept parent edges.
+    links: whether nodes may have several parents. Static.
+
+  Returns:
+    int32[B, N, 1 + PARENT_SLOTS].
+  """
+  listed = rows[..., 1:] if links else rows[..., 1:2]
+  renumbered = jnp.where(
+      listed >= 0, jax.vmap(lambda m, l: m[jnp.maximum(l, 0)])(new_of_old, listed), listed)
+  if not links:
+    # One parent, kept with its node (the new root's is dropped: -1).
+    return jnp.concatenate([count[..., None], renumbered, rows[..., 2:]], axis=-1)
+  kept = renumbered >= 0
+  # The kept ones moved up: the k-th slot takes the first listed parent with
+  # k kept ones before it (a few selects over the slots, no cumsum).
+  moved, before = [], jnp.zeros(count.shape, jnp.int32)
+  ranks = []
+  for slot in range(listed.shape[-1]):
+    ranks.append(before)
+    before = before + kept[..., slot]
+  for place in range(listed.shape[-1]):
+    value = jnp.full(count.shape, -1, jnp.int32)
+    for slot in reversed(range(listed.shape[-1])):
+      value = jnp.where(kept[..., slot] & (ranks[slot] == place), renumbered[..., slot], value)
+    moved.append(value)
+  moved = jnp.stack(moved, axis=-1)
+  moved = jnp.where((count > before)[..., None], graph_lib.PARENTS_UNLISTED, moved)
+  return jnp.concatenate([count[..., None], moved], axis=-1)
 
 
 def _compaction(reach: chex.Array, start: chex.Array):
@@ -386,7 +475,10 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   the kept keys (the old table with its dropped entries cleared where that
   finds them all, `_kept_table`, else a rebuilt one) and the
   `stats` counters restart from zero (except `table_overflows`, which counts
-  kept keys the new table could not index).
+  kept keys the new table could not index). The reachable nodes are found
+  along each node's listed parents (`Graph.parents`) where every node lists
+  all of its, else along the edges; the kept nodes' parents are renumbered
+  (`_moved_parents`).
   The enhancements' records (`Graph.enhancements`) move alike: their node
   fields with their nodes, their per-game fields cleared, then their own
   `rerooted` (the Gumbel root's noise stays cleared, `reroot` draws it
@@ -427,7 +519,7 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   start = jnp.where(kept, start, -1)
 
   reach, parents = reachable_nodes(graph.child, start, config.links_transpositions,
-                                   max_edges=2 * capacity)
+                                   max_edges=2 * capacity, parents=graph.parents)
   new_of_old, old_of_new, count = jax.vmap(_compaction)(reach, start)
   used = jnp.arange(capacity)[None, :] < count[:, None]
 
@@ -463,12 +555,14 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
   moved["child"] = child
   if config.links_transpositions:
     # The kept edges into each kept node (counted by the reachability walk).
-    moved["num_parents"] = move(parents, blank.num_parents)
+    kept_parents = move(parents, blank.num_parents)
   else:
     # Without links every node but a root has one parent, the edge that
     # stored it, which is kept with it; the new root loses its own.
     node = jnp.arange(capacity)[None, :]
-    moved["num_parents"] = ((node > 0) & used).astype(blank.num_parents.dtype)
+    kept_parents = ((node > 0) & used).astype(jnp.int32)
+  moved["parents"] = _moved_parents(moved["parents"], new_of_old, kept_parents,
+                                    config.links_transpositions)
 
   stats = jax.tree.map(jnp.zeros_like, graph.stats).replace(nodes_used=count)
   if config.uses_table:

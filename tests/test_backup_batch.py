@@ -18,7 +18,7 @@ def _random_graph(rng, b, n, a):
   return solved, graph.replace(
       visits=jnp.asarray(rng.integers(1, 20, (b, n)), jnp.int32),
       value_sum=jnp.asarray(rng.normal(size=(b, n)), jnp.float32),
-      num_parents=jnp.asarray(rng.integers(1, 3, (b, n)), jnp.int32),
+      parents=graph.parents.at[..., 0].set(jnp.asarray(rng.integers(1, 3, (b, n)), jnp.int32)),
       child=jnp.asarray(rng.integers(-1, n, (b, n, a)), jnp.int32),
       edge_visits=jnp.asarray(rng.integers(0, 10, (b, n, a)), jnp.int32),
       edge_q=jnp.asarray(rng.uniform(-1, 1, (b, n, a)), jnp.float32),

@@ -226,6 +226,51 @@ def test_reachable_nodes_from_every_stored_node(max_edges):
       np.testing.assert_array_equal(parents[b], np.bincount(edges, minlength=child.shape[1]))
 
 
+def test_reachable_nodes_along_the_listed_parents():
+  """Where every node lists all its parents, the walk along them gives the
+  host BFS's nodes and counts; a game with a node of more parents than it
+  lists sends the batch along the edges, with the same result."""
+  _, out = searched("mcgs")
+  child, rows = out.graph.child, out.graph.parents
+  complete = np.asarray(mcgs_jax.reuse._lists_all_parents(rows))
+  assert complete.any() and not complete.all()   # both kinds of game in PILES
+  walk = jax.jit(jax.vmap(mcgs_jax.reuse._reachable_by_rows))
+  along = jax.jit(functools.partial(mcgs_jax.reuse.reachable_nodes, links=True,
+                                    max_edges=2 * (SIMS + 1)))
+  games = np.flatnonzero(complete)
+  for node in range(int(out.graph.nodes_used.min())):
+    starts = np.full(child.shape[0], node, np.int32)
+    by_rows = jax.device_get(walk(rows[games, :, 1:], starts[games]))
+    chosen = jax.device_get(along(child, starts, parents=rows))
+    for b in range(child.shape[0]):
+      expected = reachable(child[b], node)
+      edges = [c for row in child[b][sorted(expected)] for c in row if c >= 0]
+      counts = np.bincount(edges, minlength=child.shape[1])
+      results = [(chosen, b)]
+      if b in games:
+        results.append((by_rows, int(np.searchsorted(games, b))))
+      for (reach, parents), row in results:
+        assert set(np.flatnonzero(reach[row])) == expected
+        np.testing.assert_array_equal(parents[row], counts)
+
+
+def test_moved_parents_renumbered_and_unlisted():
+  """Kept parents renumbered and moved up in order, dropped ones left out;
+  a node with more kept parent edges than it lists is marked unlisted."""
+  unlisted = graph_lib.PARENTS_UNLISTED
+  rows = jnp.array([[[0, -1, -1, -1], [3, 0, 2, 3], [5, 0, 1, 3], [1, 0, -1, -1],
+                     [2, unlisted, 2, -1]]], jnp.int32)
+  new_of_old = jnp.array([[1, -1, 0, 2, 3]], jnp.int32)   # old 1 dropped, old 2 the root
+  count = jnp.array([[0, 3, 2, 1, 2]], jnp.int32)
+  moved = mcgs_jax.reuse._moved_parents(rows, new_of_old, count, links=True)
+  np.testing.assert_array_equal(moved[0], [[0, -1, -1, -1], [3, 1, 0, 2], [2, 1, 2, -1],
+                                           [1, 1, -1, -1], [2, unlisted, unlisted, unlisted]])
+  tree_rows = jnp.array([[[0, -1, -1, -1], [1, 0, -1, -1], [1, 1, -1, -1]]], jnp.int32)
+  moved = mcgs_jax.reuse._moved_parents(tree_rows, jnp.array([[-1, 0, 1]], jnp.int32),
+                                        jnp.array([[0, 0, 1]], jnp.int32), links=False)
+  np.testing.assert_array_equal(moved[0], [[0, -1, -1, -1], [0, -1, -1, -1], [1, 0, -1, -1]])
+
+
 @pytest.mark.parametrize("num_actions,max_edges", [(3, 40), (32, 40), (33, 40), (70, 40), (70, 5)])
 def test_edge_list_holds_the_stored_edges_in_order(num_actions, max_edges):
   """Every game's stored edges, in (node, action) order, padded with -1 / N,
