@@ -312,6 +312,14 @@ def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges
                       along_edges)
 
 
+def _renumbered(new_of_old: chex.Array, index: chex.Array) -> chex.Array:
+  """`index` (int32[B, N, ...], old node indices or negative codes) with each
+  node index replaced by its new one (`new_of_old`, int32[B, N]; -1 for a
+  dropped node), the codes kept."""
+  return jnp.where(index >= 0, jax.vmap(lambda m, i: m[jnp.maximum(i, 0)])(new_of_old, index),
+                   index)
+
+
 def _moved_parents(rows: chex.Array, new_of_old: chex.Array, count: chex.Array,
                    links: bool) -> chex.Array:
   """The re-rooted graph's `Graph.parents`: each kept node's listed parents
@@ -329,23 +337,22 @@ def _moved_parents(rows: chex.Array, new_of_old: chex.Array, count: chex.Array,
   Returns:
     int32[B, N, 1 + PARENT_SLOTS].
   """
-  listed = rows[..., 1:] if links else rows[..., 1:2]
-  renumbered = jnp.where(
-      listed >= 0, jax.vmap(lambda m, l: m[jnp.maximum(l, 0)])(new_of_old, listed), listed)
+  renumbered = _renumbered(new_of_old, rows[..., 1:] if links else rows[..., 1:2])
   if not links:
     # One parent, kept with its node (the new root's is dropped: -1).
     return jnp.concatenate([count[..., None], renumbered, rows[..., 2:]], axis=-1)
   kept = renumbered >= 0
+  slots = renumbered.shape[-1]
   # The kept ones moved up: the k-th slot takes the first listed parent with
   # k kept ones before it (a few selects over the slots, no cumsum).
-  moved, before = [], jnp.zeros(count.shape, jnp.int32)
-  ranks = []
-  for slot in range(listed.shape[-1]):
+  ranks, before = [], jnp.zeros(count.shape, jnp.int32)
+  for slot in range(slots):
     ranks.append(before)
     before = before + kept[..., slot]
-  for place in range(listed.shape[-1]):
+  moved = []
+  for place in range(slots):
     value = jnp.full(count.shape, -1, jnp.int32)
-    for slot in reversed(range(listed.shape[-1])):
+    for slot in reversed(range(slots)):
       value = jnp.where(kept[..., slot] & (ranks[slot] == place), renumbered[..., slot], value)
     moved.append(value)
   moved = jnp.stack(moved, axis=-1)
@@ -549,10 +556,7 @@ def advance(graph: graph_lib.Graph, action: chex.Array,
                                     for f in record.game_fields})
             for name, record in graph.enhancements.items()}
 
-  child = moved["child"]
-  child = jnp.where(child >= 0, jax.vmap(lambda m, c: m[jnp.maximum(c, 0)])(new_of_old, child),
-                    child)
-  moved["child"] = child
+  moved["child"] = _renumbered(new_of_old, moved["child"])
   if config.links_transpositions:
     # The kept edges into each kept node (counted by the reachability walk).
     kept_parents = move(parents, blank.num_parents)
