@@ -79,7 +79,7 @@ def make_cells(shape: dict) -> dict:
 
   floor = jax.jit(functools.partial(network_only, env=env, eval_fn=eval_fn, num_steps=sims))
 
-  def selfplay_cell(gumbel):
+  def selfplay_cell(gumbel, game_env=env, game_eval_fn=eval_fn, game_params=params):
     if gumbel:
       search = mcgs_jax.SearchConfig(num_simulations=sims, max_nodes=2 * (sims + 1),
                                      root_policy="gumbel", max_considered_actions=16,
@@ -88,18 +88,25 @@ def make_cells(shape: dict) -> dict:
       search = mcgs_jax.SearchConfig(num_simulations=sims, max_nodes=2 * (sims + 1),
                                      dirichlet_fraction=0.25, dirichlet_alpha=0.3)
     config = selfplay.SelfPlayConfig(search=search, reuse_graph=True)
-    play = jax.jit(functools.partial(selfplay.play, env=env, eval_fn=eval_fn, config=config,
-                                     num_moves=shape["selfplay_moves"]))
-    games = {"state": selfplay.init(jax.random.PRNGKey(0), env, shape["selfplay_batch"]),
+    play = jax.jit(functools.partial(selfplay.play, env=game_env, eval_fn=game_eval_fn,
+                                     config=config, num_moves=shape["selfplay_moves"]))
+    games = {"state": selfplay.init(jax.random.PRNGKey(0), game_env, shape["selfplay_batch"]),
              "calls": 0}
 
     def call():
       games["calls"] += 1
-      state, *_ = play(params, jax.random.fold_in(rng, games["calls"]), games["state"])
+      state, *_ = play(game_params, jax.random.fold_in(rng, games["calls"]), games["state"])
       games["state"] = state
       return state
 
     return call
+
+  # Nim (1,3,5,7), dense in transpositions, with a network that costs little
+  # beside the search.
+  nim = envs.make("nim")
+  nim_network = MLP(num_actions=nim.num_actions, hidden_sizes=(64, 64))
+  nim_params = init_params(nim_network, jax.random.PRNGKey(0),
+                           nim.init(jax.random.PRNGKey(0), batch_size=1).observation)
 
   return {
       "puct-b1": search_cell(1),
@@ -110,6 +117,7 @@ def make_cells(shape: dict) -> dict:
       f"floor-b{batch}": lambda: floor(params, root),
       "puct-selfplay": selfplay_cell(gumbel=False),
       "gumbel-selfplay": selfplay_cell(gumbel=True),
+      "nim-selfplay": selfplay_cell(False, nim, MLPEval(nim_network), nim_params),
   }
 
 

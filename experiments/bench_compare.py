@@ -17,7 +17,7 @@ compiles every key cell first, then the two workers take turns
 batch of calls each, the first of the two alternating, so that load from
 elsewhere falls on both alike. Only one worker runs at a time.
 
-Key cells (Connect-4 from the empty board, MLP(128, 128)):
+Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   puct-b1         PUCT search (mcgs), B=1, S=64          (launch-bound)
   puct-b1024      PUCT search (mcgs), B=1024, S=64
   gumbel-b1024    Gumbel search (mcgs), B=1024, S=64
@@ -27,6 +27,7 @@ Key cells (Connect-4 from the empty board, MLP(128, 128)):
                   else (`mcgs_jax.benchmarks.phases.network_only`): the floor of a search
   puct-selfplay   `selfplay.play` (mcgs, PUCT, reuse), B=256, S=64, 8 moves
   gumbel-selfplay the same with the Gumbel root
+  nim-selfplay    puct-selfplay on Nim (1,3,5,7), MLP(64, 64)
 and the derived `overhead` = puct-b1024 / floor-b1024 per tree.
 
 For every cell: each tree's median ms, and the ratio work / base as the

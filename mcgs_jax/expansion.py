@@ -411,13 +411,17 @@ def _classify(graph, sel, trans, found, config, plugins, alternating):
 def _add_parent(parents, node, parent):
   """`Graph.parents` of ONE game with one more edge into `node` (none where
   `node` is out of range), from `parent`: its count raised, `parent` listed
-  in the next free slot if there is one."""
+  in the row's first free slot if it has one."""
   row = parents[jnp.minimum(node, parents.shape[0] - 1)]
   slot = jnp.arange(row.shape[-1])
+  # A chain of selects over the slots, not a reduction: one kernel fewer.
+  first_free = jnp.int32(row.shape[-1])
+  for place in reversed(range(1, row.shape[-1])):
+    first_free = jnp.where(row[place] < 0, place, first_free)
   # The row gathered and rewritten, not a scatter-add: keeps the update in
   # place (backup.py).
   return parents.at[node].set(
-      jnp.where(slot == 0, row[0] + 1, jnp.where(slot == row[0] + 1, parent, row)), mode="drop")
+      jnp.where(slot == 0, row[0] + 1, jnp.where(slot == first_free, parent, row)), mode="drop")
 
 
 def _write_child(graph, sel, trans, found, free_slot, prior, nn_value, outcome, config):

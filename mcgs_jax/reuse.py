@@ -242,19 +242,19 @@ def _reachable_by_rows(listed: chex.Array, start: chex.Array):
   """`_reachable` with links, for ONE game, from the parents each node lists
   (`Graph.parents`), where every node lists all of its parents.
 
-  The same walk, but no edge is scattered: each node's first listed parent
-  is its pointer, and a pass gathers whether each node's listed parents are
-  reached.
+  The same walk, but no edge is scattered: one of each node's listed
+  parents (the highest-numbered) is its pointer, and a pass gathers whether
+  each node's listed parents are reached.
 
   Args:
-    listed: int32[N, PARENT_SLOTS], each node's parents (`Graph.parents[..., 1:]`).
+    listed: int32[N, P], each node's parents (`Graph.parents[..., 1:]`).
     start: int32, a node index, or negative for none.
 
   Returns:
     (reach bool[N], parents int32[N]), as `_reachable` with links.
   """
   n = listed.shape[0]
-  jumps = _jump_table(listed[:, 0])
+  jumps = _jump_table(jnp.max(listed, axis=1))
   reach = _close(jnp.arange(n) == start, jumps)
 
   return _follow_links(reach, jumps, lambda reach: jnp.sum(
@@ -263,10 +263,10 @@ def _reachable_by_rows(listed: chex.Array, start: chex.Array):
 
 def _lists_all_parents(parents: chex.Array) -> chex.Array:
   """bool[B]: whether each game's `Graph.parents` rows list every parent of
-  their nodes (no node has more parents than it can list, and none lost
-  its list when re-rooted along the edges, `graph.PARENTS_UNLISTED`)."""
-  return jnp.all((parents[..., 0] <= graph_lib.PARENT_SLOTS)
-                 & (parents[..., 1] != graph_lib.PARENTS_UNLISTED), axis=1)
+  their nodes: each node's count equals its listed parents (a row lists
+  some of the node's parent edges, one a slot, so no fewer means all)."""
+  return jnp.all(parents[..., 0] == jnp.sum(parents[..., 1:] >= 0, axis=-1, dtype=jnp.int32),
+                 axis=1)
 
 
 def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges: int,
@@ -284,7 +284,7 @@ def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges
     start: int32[B], a node index per game, or negative for none.
     links: whether the graph may hold transposition links. Static.
     max_edges: L. Static.
-    parents: optional int32[B, N, 1 + PARENT_SLOTS], the graph's parent rows.
+    parents: optional int32[B, N, 1 + P], the graph's parent rows.
 
   Returns:
     (reach bool[B, N], parents int32[B, N] or None without links).
@@ -323,41 +323,24 @@ def _renumbered(new_of_old: chex.Array, index: chex.Array) -> chex.Array:
 def _moved_parents(rows: chex.Array, new_of_old: chex.Array, count: chex.Array,
                    links: bool) -> chex.Array:
   """The re-rooted graph's `Graph.parents`: each kept node's listed parents
-  renumbered, the dropped ones left out (the others moved up, in order), and
-  its count of kept parent edges; a node that has more kept parents than
-  it lists is marked `graph.PARENTS_UNLISTED`.
+  renumbered in their slots, a dropped one's slot freed (-1), and its count
+  of kept parent edges.
 
   Args:
-    rows: int32[B, N, 1 + PARENT_SLOTS], the old rows moved to the kept
+    rows: int32[B, N, 1 + P], the old rows moved to the kept
       nodes' new places.
     new_of_old: int32[B, N], each old node's new index, -1 if dropped.
     count: int32[B, N], each kept node's kept parent edges.
     links: whether nodes may have several parents. Static.
 
   Returns:
-    int32[B, N, 1 + PARENT_SLOTS].
+    int32[B, N, 1 + P].
   """
-  renumbered = _renumbered(new_of_old, rows[..., 1:] if links else rows[..., 1:2])
-  if not links:
-    # One parent, kept with its node (the new root's is dropped: -1).
-    return jnp.concatenate([count[..., None], renumbered, rows[..., 2:]], axis=-1)
-  kept = renumbered >= 0
-  slots = renumbered.shape[-1]
-  # The kept ones moved up: the k-th slot takes the first listed parent with
-  # k kept ones before it (a few selects over the slots, no cumsum).
-  ranks, before = [], jnp.zeros(count.shape, jnp.int32)
-  for slot in range(slots):
-    ranks.append(before)
-    before = before + kept[..., slot]
-  moved = []
-  for place in range(slots):
-    value = jnp.full(count.shape, -1, jnp.int32)
-    for slot in reversed(range(slots)):
-      value = jnp.where(kept[..., slot] & (ranks[slot] == place), renumbered[..., slot], value)
-    moved.append(value)
-  moved = jnp.stack(moved, axis=-1)
-  moved = jnp.where((count > before)[..., None], graph_lib.PARENTS_UNLISTED, moved)
-  return jnp.concatenate([count[..., None], moved], axis=-1)
+  # Without links a node lists its one parent in the first slot (the new
+  # root's is dropped: -1), the others stay free.
+  listed = rows[..., 1:] if links else rows[..., 1:2]
+  return jnp.concatenate([count[..., None], _renumbered(new_of_old, listed),
+                          rows[..., 1 + listed.shape[-1]:]], axis=-1)
 
 
 def _compaction(reach: chex.Array, start: chex.Array):

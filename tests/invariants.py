@@ -61,21 +61,17 @@ def check_graph(g, b, config, legal_of=None):
   for c in child[child >= 0]:
     parents[c] += 1
   np.testing.assert_array_equal(parents, g.num_parents[b, :used])
-  # Each node lists the nodes its parent edges leave (the first
-  # PARENT_SLOTS), unless re-rooting left them unlisted; blank past them.
+  # Each node lists nodes its parent edges leave, one a slot (-1 in the free
+  # ones): all of them where its count equals the listed ones.
   rows = np.asarray(g.parents[b])
   assert np.all(rows[used:, 1:] == -1)
   for node in range(used):
-    listed = rows[node, 1:]
-    if listed[0] == graph_lib.PARENTS_UNLISTED:
-      continue
+    listed = sorted(x for x in rows[node, 1:].tolist() if x >= 0)
     sources = sorted(np.nonzero(child == node)[0].tolist())
-    shown = min(len(sources), graph_lib.PARENT_SLOTS)
-    if len(sources) <= graph_lib.PARENT_SLOTS:
-      assert sorted(listed[:shown].tolist()) == sources, (node, listed, sources)
+    if len(listed) == len(sources):
+      assert listed == sources, (node, listed, sources)
     else:
-      assert set(listed.tolist()) <= set(sources), (node, listed, sources)
-    assert np.all(listed[shown:] == -1), (node, listed)
+      assert len(listed) < len(sources) and not set(listed) - set(sources), (node, listed, sources)
   assert parents[0] == 0
   if not config.links_transpositions:
     assert np.all(parents[1:] == 1)

@@ -1,6 +1,6 @@
 """make bench-compare: the tree against a base commit, interleaved
 (`mcgs_jax.benchmarks.compare`, the command `mcgs-jax bench-compare`); the quick
-run against HEAD is slow (two workers compile eight cells each), so it runs
+run against HEAD is slow (two workers compile nine cells each), so it runs
 under `make test-slow`."""
 
 import subprocess
@@ -36,6 +36,6 @@ def test_quick_against_head_measures_every_cell(tmp_path):
                             "--csv", str(csv_path)], check=True, timeout=1800)
   lines = csv_path.read_text().splitlines()
   cells = [line.split(",")[0].strip('"') for line in lines[1:]]
-  assert cells[:8] == ["puct-b1", "puct-b16", "gumbel-b16", "solver-b8", "rave-b8", "floor-b16",
-                       "puct-selfplay", "gumbel-selfplay"]
+  assert cells[:9] == ["puct-b1", "puct-b16", "gumbel-b16", "solver-b8", "rave-b8", "floor-b16",
+                       "puct-selfplay", "gumbel-selfplay", "nim-selfplay"]
   assert any(cell.startswith("overhead (work") for cell in cells)

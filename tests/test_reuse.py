@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from mcgs_jax import envs
+from mcgs_jax import expansion
 import mcgs_jax
 from mcgs_jax.envs import nim
 from mcgs_jax import graph as graph_lib
@@ -228,12 +229,17 @@ def test_reachable_nodes_from_every_stored_node(max_edges):
 
 def test_reachable_nodes_along_the_listed_parents():
   """Where every node lists all its parents, the walk along them gives the
-  host BFS's nodes and counts; a game with a node of more parents than it
-  lists sends the batch along the edges, with the same result."""
+  host BFS's nodes and counts; a game with a node that lists fewer parents
+  than it has sends the batch along the edges, with the same result."""
   _, out = searched("mcgs")
-  child, rows = out.graph.child, out.graph.parents
+  child, rows = out.graph.child, np.array(out.graph.parents)
+  # A game whose transposition node lost a listed parent.
+  linked = np.argwhere(rows[..., 0] > 1)[0]
+  rows[linked[0], linked[1], 1:] = np.where(
+      rows[linked[0], linked[1], 1:] == rows[linked[0], linked[1], 1:].max(), -1,
+      rows[linked[0], linked[1], 1:])
   complete = np.asarray(mcgs_jax.reuse._lists_all_parents(rows))
-  assert complete.any() and not complete.all()   # both kinds of game in PILES
+  assert complete.any() and not complete.all()
   walk = jax.jit(jax.vmap(mcgs_jax.reuse._reachable_by_rows))
   along = jax.jit(functools.partial(mcgs_jax.reuse.reachable_nodes, links=True,
                                     max_edges=2 * (SIMS + 1)))
@@ -254,21 +260,47 @@ def test_reachable_nodes_along_the_listed_parents():
         np.testing.assert_array_equal(parents[row], counts)
 
 
-def test_moved_parents_renumbered_and_unlisted():
-  """Kept parents renumbered and moved up in order, dropped ones left out;
-  a node with more kept parent edges than it lists is marked unlisted."""
-  unlisted = graph_lib.PARENTS_UNLISTED
-  rows = jnp.array([[[0, -1, -1, -1], [3, 0, 2, 3], [5, 0, 1, 3], [1, 0, -1, -1],
-                     [2, unlisted, 2, -1]]], jnp.int32)
+def test_moved_parents_renumbered_in_their_slots():
+  """Kept parents renumbered where they are listed, a dropped one's slot
+  freed; the count is the walk's, so a row that lost an unlisted parent
+  edge's source still lists fewer than its count."""
+  rows = jnp.array([[[0, -1, -1, -1], [3, 0, 2, 3], [4, 0, 1, 3], [1, 0, -1, -1],
+                     [2, -1, 2, -1]]], jnp.int32)
   new_of_old = jnp.array([[1, -1, 0, 2, 3]], jnp.int32)   # old 1 dropped, old 2 the root
   count = jnp.array([[0, 3, 2, 1, 2]], jnp.int32)
   moved = mcgs_jax.reuse._moved_parents(rows, new_of_old, count, links=True)
-  np.testing.assert_array_equal(moved[0], [[0, -1, -1, -1], [3, 1, 0, 2], [2, 1, 2, -1],
-                                           [1, 1, -1, -1], [2, unlisted, unlisted, unlisted]])
+  np.testing.assert_array_equal(moved[0], [[0, -1, -1, -1], [3, 1, 0, 2], [2, 1, -1, 2],
+                                           [1, 1, -1, -1], [2, -1, 0, -1]])
+  np.testing.assert_array_equal(mcgs_jax.reuse._lists_all_parents(moved), [False])
+  np.testing.assert_array_equal(mcgs_jax.reuse._lists_all_parents(moved[:, :4]), [True])
   tree_rows = jnp.array([[[0, -1, -1, -1], [1, 0, -1, -1], [1, 1, -1, -1]]], jnp.int32)
   moved = mcgs_jax.reuse._moved_parents(tree_rows, jnp.array([[-1, 0, 1]], jnp.int32),
                                         jnp.array([[0, 0, 1]], jnp.int32), links=False)
   np.testing.assert_array_equal(moved[0], [[0, -1, -1, -1], [0, -1, -1, -1], [1, 0, -1, -1]])
+
+
+def test_a_link_lists_its_parent_in_the_first_free_slot():
+  """The expansion raises the count and writes the parent into the row's
+  first free slot (one freed by re-rooting included); a full row keeps its
+  slots, so the row lists fewer parents than its count."""
+  rows = jnp.array([[0, -1, -1, -1], [2, 4, -1, 7], [3, 4, 5, 6]], jnp.int32)
+  rows = expansion._add_parent(rows, jnp.int32(1), jnp.int32(9))
+  rows = expansion._add_parent(rows, jnp.int32(2), jnp.int32(9))
+  rows = expansion._add_parent(rows, jnp.int32(3), jnp.int32(9))   # out of range: nothing
+  rows = expansion._add_parent(rows, jnp.int32(0), jnp.int32(8))
+  np.testing.assert_array_equal(rows, [[1, 8, -1, -1], [3, 4, 9, 7], [4, 4, 5, 6]])
+  np.testing.assert_array_equal(
+      mcgs_jax.reuse._lists_all_parents(rows[None]), [False])
+  np.testing.assert_array_equal(
+      mcgs_jax.reuse._lists_all_parents(rows[None, :2]), [True])
+
+
+@pytest.mark.parametrize("num_actions,slots", [(7, 3), (15, 3), (16, 7), (28, 7)])
+def test_nodes_list_more_parents_where_they_have_more_actions(num_actions, slots):
+  graph = graph_lib.empty(2, 5, num_actions, 16, jnp.zeros((2, 3)))
+  assert graph.parents.shape == (2, 5, 1 + slots) and slots == graph_lib.parent_slots(num_actions)
+  np.testing.assert_array_equal(graph.parents[..., 0], 0)
+  np.testing.assert_array_equal(graph.parents[..., 1:], -1)
 
 
 @pytest.mark.parametrize("num_actions,max_edges", [(3, 40), (32, 40), (33, 40), (70, 40), (70, 5)])
