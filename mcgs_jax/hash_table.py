@@ -60,18 +60,20 @@ def home_slot(key: chex.Array, size: int) -> chex.Array:
   return slot_of(key, size) & ~(min(PROBE_GROUP, size) - 1)
 
 
-def _find_in(table, key, first, group, inspected=None):
+def _best_in(table, key, first, group, inspected=None):
   """Looks `key` up in the `group` slots from `first` on, the ones where
-  `inspected` (bool[group]; None: all) holds: (node, free_slot, resolved),
-  `resolved` False when every inspected slot holds another key (the
-  sequence goes on).
+  `inspected` (bool[group]; None: all) holds, in one maximum over them
+  (`_answer` reads it): a match scores its node + T + 1, above every free
+  slot's T - slot, highest at the first free slot; 0 when every inspected
+  slot holds another key (the sequence goes on).
 
   A stored key lies in no later group than its probe sequence's first free
   slot (it took the first free one it met, and an entry is cleared only
   where every key lies in its home group), so the group's match, if any,
-  is where the lookup stops; otherwise the first free slot is. Both
-  are reductions over the group (a maximum, a word of bits), with no read
-  at a found position."""
+  is where the lookup stops; otherwise the first free slot is. One
+  reduction, with no read at a found position: one kernel, not one per
+  answer."""
+  size = table.entries.shape[0]
   window = graph_lib.HashTable(entries=jax.lax.dynamic_slice_in_dim(table.entries, first, group))
   nodes = window.nodes
   occupied = nodes != graph_lib.EMPTY
@@ -79,15 +81,16 @@ def _find_in(table, key, first, group, inspected=None):
   free = ~occupied
   if inspected is not None:
     match, free = match & inspected, free & inspected
-  node = jnp.max(jnp.where(match, nodes, graph_lib.EMPTY))
-  free_bits = jnp.sum(jnp.where(free, jnp.uint32(1) << jnp.arange(group, dtype=jnp.uint32),
-                                jnp.uint32(0)), dtype=jnp.uint32)
-  # The lowest set bit's place: the bits below it counted.
-  first_free = jax.lax.population_count((free_bits & (~free_bits + jnp.uint32(1)))
-                                        - jnp.uint32(1)).astype(jnp.int32)
-  has_free = free_bits != 0
-  free_slot = jnp.where((node < 0) & has_free, first + first_free, graph_lib.EMPTY)
-  return node, free_slot, (node >= 0) | has_free
+  slot = first + jnp.arange(group, dtype=jnp.int32)
+  return jnp.max(jnp.where(match, nodes + (size + 1), jnp.where(free, size - slot, 0)))
+
+
+def _answer(best, size):
+  """(node, free_slot) of `find` from `_best_in`'s `best` in a table of
+  `size` slots."""
+  found = best > size
+  return (jnp.where(found, best - (size + 1), graph_lib.EMPTY),
+          jnp.where((best > 0) & ~found, size - best, graph_lib.EMPTY))
 
 
 def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
@@ -97,6 +100,10 @@ def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
   inspected `PROBE_GROUP` slots at a time, a further group only while the
   key is neither found nor known absent (vmapped: while any game's is not),
   so a batch pays for the longest sequence it meets, not for `max_probes`.
+  Each value computed before the loop that the loop or the answer reads
+  costs the batch a kernel, so the loop carries one number per game (the
+  group's `_best_in`), which holds the answer whole, and finds its home
+  again itself.
 
   Args:
     table: `graph.HashTable` of one game (T slots).
@@ -112,34 +119,21 @@ def find(table: graph_lib.HashTable, key: chex.Array, max_probes: int):
   size = table.entries.shape[0]
   probes = min(max_probes, size)
   group = min(PROBE_GROUP, size)
-  home = home_slot(key, size)
-  if size // group < graph_lib.CODE_LIMIT:
-    # Fused into the read, the hash would be recomputed for every lane read.
-    home = group * graph_lib.computed_once(home // group)
 
-  def trip(start):
-    # Groups are aligned, so (home + start) mod T starts one in bounds; a
-    # group wholly inside the sequence inspects every slot (no mask).
-    first = (home + start) & (size - 1)
-    if isinstance(start, int) and start + group <= probes:
-      return _find_in(table, key, first, group)
-    return _find_in(table, key, first, group, start + jnp.arange(group) < probes)
+  def best_at(trip):
+    # Groups are aligned: the trip-th group of the sequence starts in
+    # bounds. A group wholly inside the sequence inspects every slot.
+    first = (home_slot(key, size) + trip * group) & (size - 1)
+    if isinstance(trip, int) and (trip + 1) * group <= probes:
+      return _best_in(table, key, first, group)
+    return _best_in(table, key, first, group, trip * group + jnp.arange(group) < probes)
 
-  node, free_slot, resolved = trip(0)
-  if probes <= group:
-    return node, free_slot
-
-  def more(carry):
-    start, _, _, resolved = carry
-    return ~resolved & (start < probes)
-
-  def next_group(carry):
-    start = carry[0]
-    return (start + group,) + trip(start)
-
-  _, node, free_slot, _ = jax.lax.while_loop(
-      more, next_group, (jnp.int32(group), node, free_slot, resolved))
-  return node, free_slot
+  best = best_at(0)
+  if probes > group:
+    _, best = jax.lax.while_loop(
+        lambda carry: (carry[1] == 0) & ((carry[0] + 1) * group < probes),
+        lambda carry: (carry[0] + 1, best_at(carry[0] + 1)), (jnp.int32(0), best))
+  return _answer(best, size)
 
 
 def write(table: graph_lib.HashTable, slot: chex.Array, key: chex.Array,
