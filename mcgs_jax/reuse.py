@@ -47,16 +47,19 @@ def _jump_table(parent: chex.Array) -> chex.Array:
     parent: int32[N], a parent of each node, or -1 for none.
 
   Returns:
-    int32[ceil(log2 N), N]: row k maps each node to its 2^k-th ancestor along
-    the pointers (saturating at a node without a parent), for 2^k < N, so
-    `_close` follows any such chain in log2(N) steps.
+    int32[N, ceil(log2 N)]: column k maps each node to its 2^k-th ancestor
+    along the pointers (saturating at a node without a parent), for 2^k < N,
+    so `_close` follows any such chain in log2(N) steps.
   """
   n = parent.shape[0]
   up = jnp.where(parent >= 0, parent, jnp.arange(n, dtype=jnp.int32))
   # A loop, not unrolled steps: XLA would fuse the unrolled chain of gathers
   # into one kernel that recomputes each step twice per read of it.
   _, jumps = jax.lax.scan(lambda up, _: (up[up], up), up, length=max(1, (n - 1).bit_length()))
-  return jumps
+  # Node-major: a batch's tables are then [B, N, K] as they are made, and a
+  # loop that closes over them reads them in place, not a transposed copy
+  # made each time it starts (vmap batches a scan's rows on axis 1).
+  return jumps.T
 
 
 def _ancestor_jumps(child: chex.Array) -> chex.Array:
@@ -73,7 +76,7 @@ def _ancestor_jumps(child: chex.Array) -> chex.Array:
 def _close(seeds: chex.Array, jumps: chex.Array) -> chex.Array:
   """bool[N]: the seeds and every node whose chain of parent pointers
   (`_jump_table`) passes through a seed."""
-  return jax.lax.fori_loop(0, jumps.shape[0], lambda k, reach: reach | reach[jumps[k]], seeds)
+  return jax.lax.fori_loop(0, jumps.shape[1], lambda k, reach: reach | reach[jumps[:, k]], seeds)
 
 
 def _follow_links(reach, jumps, parents_of):
