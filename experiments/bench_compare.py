@@ -15,7 +15,10 @@ public API both trees share: `mcgs_jax.envs.make`, `networks.MLP`,
 compiles every key cell first, then the two workers take turns
 (`mcgs_jax.benchmarks.compare`): round by round, cell by cell, one timed
 batch of calls each, the first of the two alternating, so that load from
-elsewhere falls on both alike. Only one worker runs at a time.
+elsewhere falls on both alike. Only one worker runs at a time. The rounds
+run in two halves with fresh workers, started base first, then work first:
+a process started second ran a B = 1024 search 2-4% faster whichever tree it
+held, and the halves cancel that.
 
 Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   puct-b1         PUCT search (mcgs), B=1, S=64          (launch-bound)
