@@ -88,11 +88,10 @@ def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bo
   # Two sessions of workers, started in turn base first and work first: a
   # process started second ran a B = 1024 search 2-4% faster, whichever tree
   # it held (docs/benchmarks.md), and the halves cancel that.
-  for session, (first, session_rounds) in enumerate(
-      (("base", (rounds + 1) // 2), ("work", rounds // 2))):
+  for order, session_rounds in ((("base", "work"), (rounds + 1) // 2),
+                                (("work", "base"), rounds // 2)):
     if not session_rounds:
       continue
-    order = (first, "work" if first == "base" else "base")
     workers = {}
     try:
       for name in order:
@@ -108,7 +107,7 @@ def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bo
             times.setdefault((tree, cell), []).append(
                 workers[tree].ask(f"time {cell} {repeats}")["median_ms"])
         done = len(times["work", cells[0]])
-        print(f"  round {done}/{rounds} ({first} started first): " + ", ".join(
+        print(f"  round {done}/{rounds} ({order[0]} started first): " + ", ".join(
             f"{cell} {times['work', cell][-1] / times['base', cell][-1]:.2f}" for cell in cells),
               flush=True)
     finally:

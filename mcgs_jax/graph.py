@@ -41,7 +41,6 @@ _EXACT_VALUE = jnp.array([0.0, 1.0, -1.0, 0.0], jnp.float32)   # UNKNOWN, WIN, L
 # Codes `computed_once` keeps exactly: 0 <= code < CODE_LIMIT.
 CODE_LIMIT = 2**22
 
-
 # Why a simulation's descent ended (`Selection.kind`); the backup
 # reads it to pick the value of the last edge.
 RUNNING = 0
