@@ -111,10 +111,7 @@ def main(argv=None):
   if args.iterations < 2 or args.rounds < 1:
     parser.error("--iterations must be >= 2 and --rounds >= 1")
   rows = measure(args.iterations, args.rounds)
-  print("| " + " | ".join(FIELDS) + " |")
-  print("|" + "---|" * len(FIELDS))
-  for row in rows:
-    print("| " + " | ".join(str(row[k]) for k in FIELDS) + " |")
+  print(measure_lib.markdown_table(rows, FIELDS))
   measure_lib.write_csv(args.csv, rows, FIELDS)
   print(f"CSV: {args.csv}")
   return 0

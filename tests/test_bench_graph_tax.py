@@ -1,10 +1,16 @@
-"""Smoke test of the graph-tax benchmark (`mcgs_jax.benchmarks.graph_tax`):
-a tiny run measures a row per cell."""
+"""Smoke tests of the graph-tax benchmark (`mcgs_jax.benchmarks.graph_tax`):
+a tiny run measures a row per cell; and of the pinning benchmark
+(`mcgs_jax.benchmarks.pinning`): a tiny run measures a row per process."""
+
+import os
+
+import pytest
 
 from mcgs_jax import modes
 from mcgs_jax.learning import cli
 from mcgs_jax.benchmarks import graph_tax
 from mcgs_jax.benchmarks import kernel_phases
+from mcgs_jax.benchmarks import pinning
 from tests import commands
 
 
@@ -109,3 +115,27 @@ def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
       assert abs(sum(by[cell, p][backup] for p in kernel_phases.PHASES)
                  - by[cell, "total"][backup]) < 0.1
     assert abs(sum(by[cell, p]["share_of_difference"] for p in kernel_phases.PHASES) - 1) < 0.02
+
+
+def test_the_pinning_run_measures_each_placement():
+  # The children load the quick self-play program the first test compiled
+  # (the persistent cache, through the environment).
+  logged = []
+  rows = pinning.measure(runs=1, calls=1, quick=True, log=logged.append)
+  setups = [row["setup"] for row in rows]
+  assert setups[:2] == ["one process, all cores", "one process, pinned"]
+  cores = len(os.sched_getaffinity(0))
+  assert rows[0]["cores"] == cores and rows[1]["cores"] == 1
+  if cores >= 2:
+    assert setups[2:] == ["one pinned process per core"] * 2
+    assert [row["process"] for row in rows[2:]] == [1, 2]
+  assert all(row["wall_ms"] > 0 and row["cpu_ms"] > 0 and row["calls_per_s"] > 0
+             for row in rows)
+  assert len(logged) == len(rows)
+
+
+def test_the_pinning_run_refuses_no_runs(capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    pinning.main(["--runs", "0"])
+  assert exit_info.value.code == 2
+  assert "--runs and --calls must be >= 1" in capsys.readouterr().err
