@@ -117,20 +117,31 @@ def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
     assert abs(sum(by[cell, p]["share_of_difference"] for p in kernel_phases.PHASES) - 1) < 0.02
 
 
-def test_the_pinning_run_measures_each_placement():
-  # The children load the quick self-play program the first test compiled
-  # (the persistent cache, through the environment).
+def test_a_pinned_child_measures_on_one_core():
+  # It loads the quick self-play program the first test compiled (the
+  # persistent cache, through the environment).
+  core = min(os.sched_getaffinity(0))
+  row = pinning._result(pinning._start({core}, calls=1, quick=True))
+  assert row["cores"] == 1   # as the child reports its own affinity
+  assert row["wall_ms"] > 0 and row["cpu_ms"] > 0 and row["calls_per_s"] > 0
+
+
+def test_the_pinning_run_has_a_row_per_process_of_each_placement(monkeypatch):
+  started = []
+  monkeypatch.setattr(pinning, "_start", lambda cores, calls, quick: started.append(cores) or
+                      len(started))
+  monkeypatch.setattr(pinning, "_result", lambda process: dict(
+      cores=1, wall_ms=float(process), cpu_ms=1.0, calls_per_s=1.0))
+  monkeypatch.setattr(pinning.os, "sched_getaffinity", lambda pid: {0, 1, 2})
   logged = []
-  rows = pinning.measure(runs=1, calls=1, quick=True, log=logged.append)
-  setups = [row["setup"] for row in rows]
-  assert setups[:2] == ["one process, all cores", "one process, pinned"]
-  cores = len(os.sched_getaffinity(0))
-  assert rows[0]["cores"] == cores and rows[1]["cores"] == 1
-  if cores >= 2:
-    assert setups[2:] == ["one pinned process per core"] * 2
-    assert [row["process"] for row in rows[2:]] == [1, 2]
-  assert all(row["wall_ms"] > 0 and row["cpu_ms"] > 0 and row["calls_per_s"] > 0
-             for row in rows)
+  rows = pinning.measure(runs=2, calls=1, log=logged.append)
+  placements = [None, {0}, {0}, {1}]
+  assert started == placements * 2
+  assert [(row["setup"], row["run"], row["process"]) for row in rows] == [
+      (setup, run, process) for run in (1, 2) for setup, process in (
+          ("one process, all cores", 1), ("one process, pinned", 1),
+          ("one pinned process per core", 1), ("one pinned process per core", 2))]
+  assert [row["wall_ms"] for row in rows] == [float(i) for i in range(1, 9)]
   assert len(logged) == len(rows)
 
 
