@@ -5,9 +5,11 @@ that the base runs the same measuring code; it calls only the public API
 both trees share) compiles every key cell first, then the two workers take
 turns: round by round, cell by cell, one timed batch of calls each, the
 first of the two alternating, so that load from elsewhere falls on both
-alike. Only one worker runs at a time. The rounds run in two halves, each
-with fresh workers, the base's started first in one and the work's in the
-other. The key cells are the worker's (`compare_worker.make_cells`).
+alike. Only one worker runs at a time, so both may be pinned to one core
+(`cores`): on a small machine a process on several cores ran at one of two
+speeds by the run. The rounds run in two halves, each with fresh workers, the
+base's started first in one and the work's in the other. The key cells are
+the worker's (`compare_worker.make_cells`).
 """
 
 from __future__ import annotations
@@ -29,13 +31,25 @@ FIELDS = ("cell", "base_ms", "work_ms", "ratio", "ratio_min", "ratio_max", "roun
 class Worker:
   """A measuring process over one tree, driven line by line (`compare_worker`)."""
 
-  def __init__(self, tree: str, quick: bool, label: str):
+  def __init__(self, tree: str, quick: bool, label: str, cores: set[int] | None = None):
+    """Starts the worker.
+
+    Args:
+      tree: the checkout it measures.
+      quick: tiny shapes.
+      label: its name in messages ("base", "work").
+      cores: the cores it may run on (it pins itself before jax starts); None:
+        this process's.
+    """
     self.label = label
     folder = tempfile.mkdtemp(prefix=f"bench-{label}-")
     # The tree laid out as installed, first on the path: the worker imports
     # this tree's subpackages too, not the installed checkout's.
     packages = layout.link(tree, os.path.join(folder, "packages"))
     env = dict(os.environ, PYTHONPATH=str(packages), PYTHONUNBUFFERED="1")
+    env.pop("MCGS_BENCH_CORES", None)
+    if cores:
+      env["MCGS_BENCH_CORES"] = ",".join(str(core) for core in sorted(cores))
     script = os.path.join(folder, "compare_worker.py")
     shutil.copy(WORKER, script)   # the same measuring code for both trees
     self.process = subprocess.Popen([sys.executable, script] + (["--quick"] if quick else []),
@@ -70,7 +84,8 @@ class Worker:
     self.process.wait(timeout=60)
 
 
-def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bool) -> list[dict]:
+def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bool,
+            cores: set[int] | None = None) -> list[dict]:
   """The key cells of both trees, interleaved.
 
   Args:
@@ -79,6 +94,8 @@ def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bo
     rounds: interleaved rounds.
     repeats: timed calls per cell and turn.
     quick: tiny shapes.
+    cores: the cores both workers run on (one at a time); None: this
+      process's.
 
   Returns:
     One row per cell (`FIELDS`), then the `overhead` rows of each tree.
@@ -95,10 +112,10 @@ def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bo
     workers = {}
     try:
       for name in order:
-        workers[name] = Worker(trees[name], quick, name)
+        workers[name] = Worker(trees[name], quick, name, cores)
         compiled = workers[name].ask("compile")
         print(f"  {name}: compiled {', '.join(compiled['cells'])} "
-              f"({compiled['seconds']:.0f} s)", flush=True)
+              f"({compiled['seconds']:.0f} s; on {compiled['cores']} core(s))", flush=True)
         cells = compiled["cells"]
       for round_index in range(session_rounds):
         turn = order if round_index % 2 == 0 else order[::-1]

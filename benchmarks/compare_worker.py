@@ -4,7 +4,9 @@
 Run as a script with the tree on PYTHONPATH; it imports only the public API
 every tree compared shares, so a base commit runs the same measurement.
 Reads commands on stdin, answers each with one JSON line on stdout:
-  compile            compiles and warms up every cell -> {"cells": [...], "seconds": s}
+  compile            compiles and warms up every cell -> {"cells": [...], "seconds": s,
+                     "cores": the cores it may run on}
+  cores              -> {"cores": the cores it may run on}
   time CELL REPEATS  REPEATS timed calls -> {"median_ms": ..., "times_ms": [...]}
   quit
 """
@@ -12,11 +14,19 @@ Reads commands on stdin, answers each with one JSON line on stdout:
 import argparse
 import functools
 import json
+import os
 import statistics
 import sys
 import time
 
-import jax
+# Pinned before jax starts (`mcgs_jax.benchmarks.compare` names the cores):
+# XLA's CPU runtime sizes its thread pool by the cores a process may run on,
+# and one process on both cores of a 2-core machine ran at one of two speeds,
+# by the run (docs/benchmarks.md, "Two cores").
+if os.environ.get("MCGS_BENCH_CORES"):
+  os.sched_setaffinity(0, {int(core) for core in os.environ["MCGS_BENCH_CORES"].split(",")})
+
+import jax  # pylint: disable=wrong-import-position
 import jax.numpy as jnp
 
 from mcgs_jax import envs
@@ -138,7 +148,10 @@ def main():
       for call in cells.values():
         for _ in range(3):   # compile, then spread self-play over the opening
           jax.block_until_ready(call())
-      answer = {"cells": list(cells), "seconds": time.perf_counter() - start}
+      answer = {"cells": list(cells), "seconds": time.perf_counter() - start,
+                "cores": len(os.sched_getaffinity(0))}
+    elif words[0] == "cores":
+      answer = {"cores": len(os.sched_getaffinity(0))}
     elif words[0] == "time":
       call, repeats = cells[words[1]], int(words[2])
       jax.block_until_ready(call())   # untimed, as the benchmarks' warm-up

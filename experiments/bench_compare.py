@@ -15,10 +15,13 @@ public API both trees share: `mcgs_jax.envs.make`, `networks.MLP`,
 compiles every key cell first, then the two workers take turns
 (`mcgs_jax.benchmarks.compare`): round by round, cell by cell, one timed
 batch of calls each, the first of the two alternating, so that load from
-elsewhere falls on both alike. Only one worker runs at a time. The rounds
-run in two halves with fresh workers, started base first, then work first:
-a process started second ran a B = 1024 search 2-4% faster whichever tree it
-held, and the halves cancel that.
+elsewhere falls on both alike. Only one worker runs at a time, and both are
+pinned to the first core this process may use (`--all-cores`: not): one
+process on both cores of the 2-core machine ran at the pinned speed or 1.8x
+slower, by the run (docs/benchmarks.md). The rounds run in two halves with
+fresh workers, started base first, then work first: a process started second
+ran a B = 1024 search 2-4% faster whichever tree it held, and the halves
+cancel that.
 
 Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   puct-b1         PUCT search (mcgs), B=1, S=64          (launch-bound)
@@ -63,6 +66,9 @@ def parse_args(argv=None):
   parser.add_argument("--repeats", type=int, default=3, help="timed calls per cell and turn")
   parser.add_argument("--quick", action="store_true", help="tiny shapes (a smoke run)")
   parser.add_argument("--csv", default=os.path.join("results", "bench_compare.csv"))
+  parser.add_argument("--all-cores", action="store_true",
+                      help="let the workers run on every core this process may use (default: "
+                           "both pinned to the first)")
   args = parser.parse_args(argv)
   if args.rounds < 1 or args.repeats < 1:
     parser.error("--rounds and --repeats must be >= 1")
@@ -82,7 +88,11 @@ def main(argv=None):
   try:
     print(f"base {sha[:10]} in {base_tree}; work: {ROOT} (with its uncommitted changes)",
           flush=True)
-    rows = compare.compare(base_tree, ROOT, args.rounds, args.repeats, args.quick)
+    cores = None
+    if not args.all_cores and hasattr(os, "sched_getaffinity"):
+      cores = {min(os.sched_getaffinity(0))}
+      print(f"both workers pinned to core {min(cores)} (--all-cores: not)", flush=True)
+    rows = compare.compare(base_tree, ROOT, args.rounds, args.repeats, args.quick, cores)
   finally:
     subprocess.run(["git", "worktree", "remove", "--force", base_tree], cwd=ROOT,
                    capture_output=True)

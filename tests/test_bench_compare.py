@@ -3,6 +3,7 @@
 run against HEAD is slow (two workers compile nine cells each), so it runs
 under `make test-slow`."""
 
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from mcgs_jax.benchmarks import compare
 
 COMMAND = [sys.executable, "-m", "mcgs_jax.experiments.bench_compare"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_an_unknown_base_is_one_clear_error():
@@ -39,3 +41,12 @@ def test_quick_against_head_measures_every_cell(tmp_path):
   assert cells[:9] == ["puct-b1", "puct-b16", "gumbel-b16", "solver-b8", "rave-b8", "floor-b16",
                        "puct-selfplay", "gumbel-selfplay", "nim-selfplay"]
   assert any(cell.startswith("overhead (work") for cell in cells)
+
+
+def test_a_worker_pins_itself_to_the_cores_it_is_given():
+  core = min(os.sched_getaffinity(0))
+  worker = compare.Worker(ROOT, quick=True, label="work", cores={core})
+  try:
+    assert worker.ask("cores") == {"cores": 1}
+  finally:
+    worker.close()
