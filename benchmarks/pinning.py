@@ -51,8 +51,12 @@ def _child(calls: int, quick: bool) -> dict:
 
 # The child pins itself before it imports jax (importing the package starts
 # jax's runtime, which sizes its thread pool by the cores it may run on).
-_CHILD = ("import os, runpy; cores = {cores!r}; cores and os.sched_setaffinity(0, cores); "
-          "runpy.run_module('mcgs_jax.benchmarks.pinning', run_name='__main__', alter_sys=True)")
+_CHILD = """import os, runpy
+cores = {cores!r}
+if cores:
+  os.sched_setaffinity(0, cores)
+runpy.run_module("mcgs_jax.benchmarks.pinning", run_name="__main__", alter_sys=True)
+"""
 
 
 def _start(cores, calls: int, quick: bool) -> subprocess.Popen:
