@@ -240,13 +240,14 @@ def test_reachable_nodes_along_the_listed_parents():
       rows[linked[0], linked[1], 1:])
   complete = np.asarray(mcgs_jax.reuse._lists_all_parents(rows))
   assert complete.any() and not complete.all()
-  walk = jax.jit(jax.vmap(mcgs_jax.reuse._reachable_by_rows))
+  walks = [jax.jit(jax.vmap(walk)) for walk in (mcgs_jax.reuse._reachable_by_rows,
+                                                  mcgs_jax.reuse._reachable_by_bits)]
   along = jax.jit(functools.partial(mcgs_jax.reuse.reachable_nodes, links=True,
                                     max_edges=2 * (SIMS + 1)))
   games = np.flatnonzero(complete)
   for node in range(int(out.graph.nodes_used.min())):
     starts = np.full(child.shape[0], node, np.int32)
-    by_rows = jax.device_get(walk(rows[games, :, 1:], starts[games]))
+    by_rows = [jax.device_get(walk(rows[games, :, 1:], starts[games])) for walk in walks]
     chosen = jax.device_get(along(child, starts, parents=rows))
     for b in range(child.shape[0]):
       expected = reachable(child[b], node)
@@ -254,10 +255,33 @@ def test_reachable_nodes_along_the_listed_parents():
       counts = np.bincount(edges, minlength=child.shape[1])
       results = [(chosen, b)]
       if b in games:
-        results.append((by_rows, int(np.searchsorted(games, b))))
+        results += [(walked, int(np.searchsorted(games, b))) for walked in by_rows]
       for (reach, parents), row in results:
         assert set(np.flatnonzero(reach[row])) == expected
         np.testing.assert_array_equal(parents[row], counts)
+
+
+def test_walk_over_bits_counts_edges_and_spans_words():
+  """The walk over sets of bits on a graph of 70 nodes (three words): a
+  node two of whose edges come from one parent counts both, nodes past the
+  first word are reached through parents in it and beyond, a node no edge
+  reaches from the start is not, and a game with no start reaches nothing."""
+  n, slots = 70, 3
+  listed = np.full((n, slots), -1, np.int32)
+  for node in range(1, n - 1):   # a chain 0 -> 1 -> ... -> 68
+    listed[node, 0] = node - 1
+  listed[40, 1] = 2              # a link from the first word into the second
+  listed[65, 1:] = [33, 33]      # two edges from 33
+  # 69 lists no parent: no walk but one from it reaches it.
+  walk = jax.jit(jax.vmap(mcgs_jax.reuse._reachable_by_bits))
+  reach, parents = jax.device_get(walk(np.stack([listed] * 3),
+                                       np.array([0, 34, -1], np.int32)))
+  np.testing.assert_array_equal(reach[0], np.arange(n) < n - 1)
+  assert parents[0, 65] == 3 and parents[0, 40] == 2 and parents[0, 1] == 1
+  # From 34: the chain below it, and 65 counts only its edge from 64.
+  np.testing.assert_array_equal(np.flatnonzero(reach[1]), np.arange(34, n - 1))
+  assert parents[1, 65] == 1 and parents[1, 34] == 0
+  assert not reach[2].any() and not parents[2].any()
 
 
 def test_moved_parents_renumbered_in_their_slots():
