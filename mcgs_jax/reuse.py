@@ -265,8 +265,9 @@ def _reachable_by_rows(listed: chex.Array, start: chex.Array):
 
 
 # Above this many nodes a round of `_reachable_by_bits` (N * N / 32 words)
-# costs more than the gathers of `_reachable_by_rows` (measured on Nim and
-# Connect-4 self-play graphs: even at N = 602, 2.7x dearer at 1602).
+# costs more than the gathers of `_reachable_by_rows` (on Nim's and
+# Connect-4's self-play graphs: cheaper or level up to N = 602, 2.7x dearer
+# at N = 1602).
 _BITS_MAX_NODES = 512
 
 
@@ -280,7 +281,7 @@ def _reachable_by_bits(listed: chex.Array, start: chex.Array):
   gather, until a round adds nothing (as many rounds as the walk is deep).
   `_reachable_by_rows` gathers at every step of its closures and passes,
   which XLA's CPU runs element by element: on Nim's self-play graphs
-  (N = 130) this walk takes a third of its time.
+  (N = 130) this walk takes under a third of its time.
 
   Args:
     listed: int32[N, P], each node's parents (`Graph.parents[..., 1:]`).
