@@ -36,9 +36,11 @@ Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   nim-selfplay    puct-selfplay on Nim (1,3,5,7), MLP(64, 64)
 and the derived `overhead` = puct-b1024 / floor-b1024 per tree.
 
-For every cell: each tree's median ms, and the ratio work / base as the
-median of the per-round ratios with their min and max (the spread). Below 1:
-the working tree is faster. Writes `--csv` (default
+For every cell: each tree's median ms, and the ratio work / base with the
+min and max of the per-round ratios (the spread): the geometric mean of the
+two halves' medians, so that both start orders weigh the same however many
+rounds each half has (`compare.balanced_ratio`). Below 1: the working tree
+is faster. Writes `--csv` (default
 results/bench_compare.csv).
 
 Run it on an idle machine: under load even identical trees differ (a

@@ -31,6 +31,16 @@ def test_the_table_shows_every_ratio():
       "| puct-b1024 | 90.00 | 81.00 | 0.900 | 0.850 | 0.950 |")
 
 
+def test_the_ratio_weighs_both_halves_alike():
+  """Five rounds, three started base first: the median of all rounds would
+  be the base-first half's 1.02; each half weighing the same gives
+  sqrt(1.02 * 1.07). One half alone gives its median."""
+  halves = ["base"] * 3 + ["work"] * 2
+  ratio = compare.balanced_ratio([1.02, 1.01, 1.03, 1.08, 1.06], halves)
+  assert ratio == pytest.approx((1.02 * 1.07) ** 0.5)
+  assert compare.balanced_ratio([0.9, 0.95, 1.0], ["base"] * 3) == pytest.approx(0.95)
+
+
 @pytest.mark.slow
 def test_quick_against_head_measures_every_cell(tmp_path):
   csv_path = tmp_path / "compare.csv"
