@@ -166,7 +166,7 @@ def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bo
     for tree in ("base", "work"):
       overhead = [s / f for s, f in zip(times[tree, search], times[tree, floor])]
       rows.append(dict(cell=f"overhead ({tree}: {search} / {floor})", base_ms=float("nan"),
-                       work_ms=float("nan"), ratio=statistics.median(overhead),
+                       work_ms=float("nan"), ratio=balanced_ratio(overhead, halves),
                        ratio_min=min(overhead), ratio_max=max(overhead), rounds=rounds))
   return rows
 

@@ -368,9 +368,9 @@ def reachable_nodes(child: chex.Array, start: chex.Array, links: bool, max_edges
 
   if parents is None:
     return along_edges()
-  by_rows = _reachable_by_bits if n <= _BITS_MAX_NODES else _reachable_by_rows
+  along_rows = _reachable_by_bits if n <= _BITS_MAX_NODES else _reachable_by_rows
   return jax.lax.cond(jnp.all(_lists_all_parents(parents)),
-                      lambda: jax.vmap(by_rows)(parents[..., 1:], start), along_edges)
+                      lambda: jax.vmap(along_rows)(parents[..., 1:], start), along_edges)
 
 
 def _renumbered(new_of_old: chex.Array, index: chex.Array) -> chex.Array:

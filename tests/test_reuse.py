@@ -228,9 +228,10 @@ def test_reachable_nodes_from_every_stored_node(max_edges):
 
 
 def test_reachable_nodes_along_the_listed_parents():
-  """Where every node lists all its parents, the walk along them gives the
-  host BFS's nodes and counts; a game with a node that lists fewer parents
-  than it has sends the batch along the edges, with the same result."""
+  """Where every node lists all its parents, both walks along them (the
+  rows' and the bits') give the host BFS's nodes and counts; a game with a
+  node that lists fewer parents than it has sends the batch along the
+  edges, with the same result."""
   _, out = searched("mcgs")
   child, rows = out.graph.child, np.array(out.graph.parents)
   # A game whose transposition node lost a listed parent.
@@ -247,7 +248,7 @@ def test_reachable_nodes_along_the_listed_parents():
   games = np.flatnonzero(complete)
   for node in range(int(out.graph.nodes_used.min())):
     starts = np.full(child.shape[0], node, np.int32)
-    by_rows = [jax.device_get(walk(rows[games, :, 1:], starts[games])) for walk in walks]
+    walked = [jax.device_get(walk(rows[games, :, 1:], starts[games])) for walk in walks]
     chosen = jax.device_get(along(child, starts, parents=rows))
     for b in range(child.shape[0]):
       expected = reachable(child[b], node)
@@ -255,7 +256,7 @@ def test_reachable_nodes_along_the_listed_parents():
       counts = np.bincount(edges, minlength=child.shape[1])
       results = [(chosen, b)]
       if b in games:
-        results += [(walked, int(np.searchsorted(games, b))) for walked in by_rows]
+        results += [(result, int(np.searchsorted(games, b))) for result in walked]
       for (reach, parents), row in results:
         assert set(np.flatnonzero(reach[row])) == expected
         np.testing.assert_array_equal(parents[row], counts)
