@@ -1,15 +1,17 @@
-"""Two trees' hot paths, interleaved in one run (the library of `mcgs-jax bench-compare`).
+"""Trees' hot paths, interleaved in one run (the library of `mcgs-jax bench-compare`).
 
 One worker process per tree (`compare_worker.py`, copied out of this tree so
-that the base runs the same measuring code; it calls only the public API
-both trees share) compiles every key cell first, then the two workers take
-turns: round by round, cell by cell, one timed batch of calls each, the
-first of the two alternating, so that load from elsewhere falls on both
-alike. Only one worker runs at a time, so both may be pinned to one core
-(`cores`): on a small machine a process on several cores ran at one of two
-speeds by the run. The rounds run in two halves, each with fresh workers, the
-base's started first in one and the work's in the other. The key cells are
-the worker's (`compare_worker.make_cells`).
+that every base runs the same measuring code; it calls only the public API
+the trees share) compiles the key cells first, then the workers take turns:
+round by round, cell by cell, one timed batch of calls each, the order turned
+by one each round, so that load from elsewhere falls
+on all alike. Only one worker runs at a time, so all may be pinned to one
+core (`cores`): on a small machine a process on several cores ran at one of
+two speeds by the run. The rounds run in sessions (two by default), each with
+fresh workers, started bases first in one and work first in the next: which
+process starts second moves its speed by a few percent, and a process keeps
+its luck for its life. The key cells are the worker's
+(`compare_worker.make_cells`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import tempfile
 from mcgs_jax.benchmarks import layout
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare_worker.py")
-FIELDS = ("cell", "base_ms", "work_ms", "ratio", "ratio_min", "ratio_max", "rounds")
+FIELDS = ("cell", "base_ms", "work_ms", "ratio", "ratio_min", "ratio_max", "rounds", "base")
 
 
 class Worker:
@@ -85,89 +87,103 @@ class Worker:
     self.process.wait(timeout=60)
 
 
-def balanced_ratio(ratios: list[float], halves: list[str]) -> float:
-  """work / base with each half of the rounds weighing the same.
+def balanced_ratio(ratios: list[float], sessions: list[str]) -> float:
+  """work / base with each session of workers weighing the same.
 
-  The process started second runs faster, so a half's ratios lean one way
-  (rounds of the work-first half read higher), and an odd number of rounds
-  has more of one half: the median of all rounds leans with it (5 rounds, 3
-  base first: gumbel-b1024 1.018 where the halves read 1.02 and 1.07).
+  The process started second runs faster, so a session's ratios lean one
+  way (rounds of the work-first half read higher), and an odd number of
+  rounds has more of one session: the median of all rounds leans with it (5
+  rounds, 3 base first: gumbel-b1024 1.018 where the halves read 1.02 and
+  1.07).
 
   Args:
     ratios: each round's work / base.
-    halves: each round's half (which tree its workers started first).
+    sessions: each round's session (a label; its workers' start order).
 
   Returns:
-    The geometric mean of the halves' medians (one half: its median).
+    The geometric mean of the sessions' medians (one session: its median).
   """
-  medians = [statistics.median([r for r, h in zip(ratios, halves) if h == half])
-             for half in dict.fromkeys(halves)]
+  medians = [statistics.median([r for r, s in zip(ratios, sessions) if s == session])
+             for session in dict.fromkeys(sessions)]
   return math.prod(medians) ** (1 / len(medians))
 
 
-def compare(base_tree: str, work_tree: str, rounds: int, repeats: int, quick: bool,
-            cores: set[int] | None = None) -> list[dict]:
-  """The key cells of both trees, interleaved.
+def compare(base_tree: str | dict[str, str], work_tree: str, rounds: int, repeats: int,
+            quick: bool, cores: set[int] | None = None, cells: list[str] | None = None,
+            sessions: int = 2) -> list[dict]:
+  """The key cells of the trees, interleaved.
 
   Args:
-    base_tree: the base checkout's folder.
+    base_tree: the base checkout's folder, or several: label -> folder.
     work_tree: the working checkout's folder.
-    rounds: interleaved rounds.
+    rounds: interleaved rounds (spread over the sessions).
     repeats: timed calls per cell and turn.
     quick: tiny shapes.
-    cores: the cores both workers run on (one at a time); None: this
+    cores: the cores the workers run on (one at a time); None: this
       process's.
+    cells: the key cells to time (None: all), in the worker's order.
+    sessions: sets of fresh workers, started in turn in the trees' order and
+      in reverse (the bases first, then the work; then the work first).
 
   Returns:
-    One row per cell (`FIELDS`), then the `overhead` rows of each tree.
+    One row per cell and base (`FIELDS`), then the `overhead` rows of each
+    tree (with the floor and PUCT search cells).
   """
-  trees = {"base": base_tree, "work": work_tree}
-  times, cells, halves = {}, None, []
-  # Two sessions of workers, started in turn base first and work first: a
-  # process started second ran a B = 1024 search 2-4% faster, whichever tree
-  # it held (docs/benchmarks.md), and the halves cancel that.
-  for order, session_rounds in ((("base", "work"), (rounds + 1) // 2),
-                                (("work", "base"), rounds // 2)):
-    if not session_rounds:
-      continue
+  bases = {"base": base_tree} if isinstance(base_tree, str) else dict(base_tree)
+  trees = dict(bases, work=work_tree)
+  times, session_of_round = {}, []
+  chosen = None
+  # Sessions of workers started in turn bases first and work first: a process
+  # started second ran a B = 1024 search 2-4% faster, whichever tree it held
+  # (docs/benchmarks.md), and the sessions cancel that; with several trees
+  # each round also turns the order by one.
+  for session in range(min(sessions, rounds)):
+    order = list(trees) if session % 2 == 0 else list(trees)[::-1]
+    session_rounds = rounds // sessions + (session < rounds % sessions)
     workers = {}
     try:
       for name in order:
         workers[name] = Worker(trees[name], quick, name, cores)
-        compiled = workers[name].ask("compile")
+        compiled = workers[name].ask("compile" if cells is None else "compile " + ",".join(cells))
+        if "error" in compiled:
+          raise ValueError(compiled["error"])
         print(f"  {name}: compiled {', '.join(compiled['cells'])} "
               f"({compiled['seconds']:.0f} s; on {compiled['cores']} core(s))", flush=True)
-        cells = compiled["cells"]
+        chosen = compiled["cells"]
       for round_index in range(session_rounds):
-        turn = order if round_index % 2 == 0 else order[::-1]
-        for cell in cells:
+        # Turned by one a round: each tree takes each place in turn (two
+        # trees: the first alternates).
+        turn = order[round_index % len(order):] + order[:round_index % len(order)]
+        for cell in chosen:
           for tree in turn:
             times.setdefault((tree, cell), []).append(
                 workers[tree].ask(f"time {cell} {repeats}")["median_ms"])
-        halves.append(order[0])
-        done = len(times["work", cells[0]])
+        session_of_round.append(f"{session}:{order[0]}")
+        done = len(session_of_round)
         print(f"  round {done}/{rounds} ({order[0]} started first): " + ", ".join(
-            f"{cell} {times['work', cell][-1] / times['base', cell][-1]:.2f}" for cell in cells),
-              flush=True)
+            f"{cell} " + "/".join(f"{times['work', cell][-1] / times[base, cell][-1]:.2f}"
+                                  for base in bases) for cell in chosen), flush=True)
     finally:
       for worker in workers.values():
         worker.close()
   rows = []
-  for cell in cells:
-    ratios = [w / b for w, b in zip(times["work", cell], times["base", cell])]
-    rows.append(dict(cell=cell, base_ms=statistics.median(times["base", cell]),
-                     work_ms=statistics.median(times["work", cell]),
-                     ratio=balanced_ratio(ratios, halves), ratio_min=min(ratios),
-                     ratio_max=max(ratios), rounds=rounds))
-  floors = [c for c in cells if c.startswith("floor-b")]
-  searches = [c.replace("floor", "puct") for c in floors if c.replace("floor", "puct") in cells]
+  for cell in chosen:
+    for base in bases:
+      ratios = [w / b for w, b in zip(times["work", cell], times[base, cell])]
+      rows.append(dict(cell=cell, base_ms=statistics.median(times[base, cell]),
+                       work_ms=statistics.median(times["work", cell]),
+                       ratio=balanced_ratio(ratios, session_of_round), ratio_min=min(ratios),
+                       ratio_max=max(ratios), rounds=rounds, base=base))
+  floors = [c for c in chosen if c.startswith("floor-b")]
+  searches = [c.replace("floor", "puct") for c in floors if c.replace("floor", "puct") in chosen]
   if floors and searches:
     floor, search = floors[0], searches[0]
-    for tree in ("base", "work"):
+    for tree in trees:
       overhead = [s / f for s, f in zip(times[tree, search], times[tree, floor])]
       rows.append(dict(cell=f"overhead ({tree}: {search} / {floor})", base_ms=float("nan"),
-                       work_ms=float("nan"), ratio=balanced_ratio(overhead, halves),
-                       ratio_min=min(overhead), ratio_max=max(overhead), rounds=rounds))
+                       work_ms=float("nan"), ratio=balanced_ratio(overhead, session_of_round),
+                       ratio_min=min(overhead), ratio_max=max(overhead), rounds=rounds,
+                       base=tree if tree != "work" else ""))
   return rows
 
 
@@ -180,12 +196,12 @@ def format_table(rows: list[dict]) -> str:
   Returns:
     str.
   """
-  lines = ["| cell | base ms | work ms | work / base (halves' medians, balanced) | min | max |",
-           "|---|---|---|---|---|---|"]
+  lines = ["| cell | base | base ms | work ms | work / base (sessions' medians, balanced) | min "
+           "| max |", "|---|---|---|---|---|---|---|"]
   for r in rows:
     ms = lambda v: "-" if v != v else f"{v:.2f}"
-    lines.append(f"| {r['cell']} | {ms(r['base_ms'])} | {ms(r['work_ms'])} | {r['ratio']:.3f} | "
-                 f"{r['ratio_min']:.3f} | {r['ratio_max']:.3f} |")
+    lines.append(f"| {r['cell']} | {r.get('base', '')} | {ms(r['base_ms'])} | {ms(r['work_ms'])} "
+                 f"| {r['ratio']:.3f} | {r['ratio_min']:.3f} | {r['ratio_max']:.3f} |")
   return "\n".join(lines)
 
 
@@ -200,4 +216,5 @@ def write_csv(rows: list[dict], path: str) -> None:
   with open(path, "w") as f:
     f.write(",".join(FIELDS) + "\n")
     for r in rows:
-      f.write(",".join(str(r[k]) if k != "cell" else json.dumps(r[k]) for k in FIELDS) + "\n")
+      f.write(",".join(json.dumps(r.get(k, "")) if k in ("cell", "base") else str(r[k])
+                       for k in FIELDS) + "\n")

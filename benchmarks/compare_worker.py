@@ -4,8 +4,9 @@
 Run as a script with the tree on PYTHONPATH; it imports only the public API
 every tree compared shares, so a base commit runs the same measurement.
 Reads commands on stdin, answers each with one JSON line on stdout:
-  compile            compiles and warms up every cell -> {"cells": [...], "seconds": s,
-                     "cores": the cores it may run on}
+  compile [CELLS]    compiles and warms up every cell, or the comma-separated
+                     CELLS -> {"cells": [...], "seconds": s, "cores": the cores it
+                     may run on}; an unknown cell -> {"error": ...}
   cores              -> {"cores": the cores it may run on}
   time CELL REPEATS  REPEATS timed calls -> {"median_ms": ..., "times_ms": [...]}
   quit
@@ -144,11 +145,18 @@ def main():
     if words[0] == "quit":
       break
     if words[0] == "compile":
+      chosen = words[1].split(",") if len(words) > 1 else list(cells)
+      unknown = [name for name in chosen if name not in cells]
+      if unknown:
+        print(json.dumps({"error": f"unknown cell(s) {', '.join(unknown)}; the cells: "
+                                   f"{', '.join(cells)}"}), flush=True)
+        continue
+      chosen = [name for name in cells if name in chosen]   # the cells' own order
       start = time.perf_counter()
-      for call in cells.values():
+      for name in chosen:
         for _ in range(3):   # compile, then spread self-play over the opening
-          jax.block_until_ready(call())
-      answer = {"cells": list(cells), "seconds": time.perf_counter() - start,
+          jax.block_until_ready(cells[name]())
+      answer = {"cells": chosen, "seconds": time.perf_counter() - start,
                 "cores": len(os.sched_getaffinity(0))}
     elif words[0] == "cores":
       answer = {"cores": len(os.sched_getaffinity(0))}

@@ -4,6 +4,7 @@ interleaved run on the same machine.
   mcgs-jax bench-compare --base HEAD~1          # make bench-compare BASE=HEAD~1
   mcgs-jax bench-compare --base 3c114c9 --rounds 7
   mcgs-jax bench-compare --base HEAD --quick    # tiny shapes (the test)
+  mcgs-jax bench-compare --base 5887a85,ccaf406,10b1b96 --cells gumbel-b1024 --rounds 12
 
 The base commit is checked out in a temporary git worktree (at or after
 0.2.0's one namespace: each tree is laid out as installed,
@@ -36,10 +37,17 @@ Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   nim-selfplay    puct-selfplay on Nim (1,3,5,7), MLP(64, 64)
 and the derived `overhead` = puct-b1024 / floor-b1024 per tree.
 
+Several bases (comma-separated) run in the same sessions, the order of the
+workers turned by one each round (a bisection in one run; each ratio is the
+work against that base). `--cells` times only the named cells; `--sessions`
+sets how many times fresh workers start (alternating start orders): a
+process keeps its speed for its life, within a few percent, so more sessions
+average over more of that luck.
+
 For every cell: each tree's median ms, and the ratio work / base with the
 min and max of the per-round ratios (the spread): the geometric mean of the
-two halves' medians, so that both start orders weigh the same however many
-rounds each half has (`compare.balanced_ratio`). Below 1: the working tree
+sessions' medians, so that both start orders weigh the same however many
+rounds each session has (`compare.balanced_ratio`). Below 1: the working tree
 is faster. Writes `--csv` (default
 results/bench_compare.csv).
 
@@ -63,7 +71,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def parse_args(argv=None):
   parser = cli.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--base", required=True, help="the base commit (any git revision)")
+  parser.add_argument("--base", required=True,
+                      help="the base commit (any git revision), or several, comma-separated")
+  parser.add_argument("--cells", default=None,
+                      help="comma-separated key cells to time (default: all)")
+  parser.add_argument("--sessions", type=int, default=2,
+                      help="sets of fresh workers, start orders alternating (default 2)")
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--repeats", type=int, default=3, help="timed calls per cell and turn")
   parser.add_argument("--quick", action="store_true", help="tiny shapes (a smoke run)")
@@ -72,32 +85,45 @@ def parse_args(argv=None):
                       help="let the workers run on every core this process may use (default: "
                            "both pinned to the first)")
   args = parser.parse_args(argv)
-  if args.rounds < 1 or args.repeats < 1:
-    parser.error("--rounds and --repeats must be >= 1")
+  if args.rounds < 1 or args.repeats < 1 or args.sessions < 1:
+    parser.error("--rounds, --repeats and --sessions must be >= 1")
+  args.base = [rev.strip() for rev in args.base.split(",") if rev.strip()]
+  if not args.base:
+    parser.error("--base names no commit")
+  args.cells = None if args.cells is None else [c.strip() for c in args.cells.split(",")
+                                                if c.strip()]
   return args
 
 
 def main(argv=None):
   args = parse_args(argv)
-  commit = subprocess.run(["git", "rev-parse", "--verify", f"{args.base}^{{commit}}"], cwd=ROOT,
-                          capture_output=True, text=True)
-  if commit.returncode:
-    raise ValueError(f"--base {args.base!r} is not a commit of this repository")
-  sha = commit.stdout.strip()
-  base_tree = tempfile.mkdtemp(prefix="bench-base-")
-  subprocess.run(["git", "worktree", "add", "--detach", "-q", base_tree, sha], cwd=ROOT,
-                 check=True)
+  shas = []
+  for rev in args.base:
+    commit = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if commit.returncode:
+      raise ValueError(f"--base {rev!r} is not a commit of this repository")
+    shas.append(commit.stdout.strip())
+  base_trees = {}
   try:
-    print(f"base {sha[:10]} in {base_tree}; work: {ROOT} (with its uncommitted changes)",
-          flush=True)
+    for rev, sha in zip(args.base, shas):
+      # One base keeps the label "base"; several are named as given.
+      label = "base" if len(shas) == 1 else rev
+      base_trees[label] = tempfile.mkdtemp(prefix="bench-base-")
+      subprocess.run(["git", "worktree", "add", "--detach", "-q", base_trees[label], sha],
+                     cwd=ROOT, check=True)
+      print(f"{label} {sha[:10]} in {base_trees[label]}", flush=True)
+    print(f"work: {ROOT} (with its uncommitted changes)", flush=True)
     cores = None
     if not args.all_cores and hasattr(os, "sched_getaffinity"):
       cores = {min(os.sched_getaffinity(0))}
-      print(f"both workers pinned to core {min(cores)} (--all-cores: not)", flush=True)
-    rows = compare.compare(base_tree, ROOT, args.rounds, args.repeats, args.quick, cores)
+      print(f"all workers pinned to core {min(cores)} (--all-cores: not)", flush=True)
+    rows = compare.compare(base_trees, ROOT, args.rounds, args.repeats, args.quick, cores,
+                           cells=args.cells, sessions=args.sessions)
   finally:
-    subprocess.run(["git", "worktree", "remove", "--force", base_tree], cwd=ROOT,
-                   capture_output=True)
+    for tree in base_trees.values():
+      subprocess.run(["git", "worktree", "remove", "--force", tree], cwd=ROOT,
+                     capture_output=True)
   print()
   print(compare.format_table(rows))
   compare.write_csv(rows, args.csv)
