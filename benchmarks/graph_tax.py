@@ -29,6 +29,7 @@ first of the two alternating between rounds; a cell's ratio is the median of
 its rounds' mcgs / tree ratios.
 """
 
+import collections
 import dataclasses
 import functools
 import os
@@ -49,6 +50,8 @@ from mcgs_jax.networks import MLP, MLPEval, init_params
 FIELDS = ("cell", "mcgs_cpu_ms", "tree_cpu_ms", "ratio", "ratio_min", "ratio_max", "rounds")
 PROFILE_FIELDS = ("cell", "phase", "mcgs_ms", "tree_ms", "difference_ms", "share_of_difference",
                   "mcgs_launches", "tree_launches", "rounds")
+SOURCE_FIELDS = ("cell", "phase", "source", "mcgs_ms", "tree_ms", "difference_ms", "mcgs_launches",
+                 "tree_launches", "rounds")
 SEARCH_CELLS = ((1024, 64), (256, 200), (64, 800))
 SELFPLAY = dict(batch=256, simulations=64, moves=8)
 QUICK_SEARCH_CELLS = ((16, 8),)
@@ -289,6 +292,19 @@ def profile_cells(quick: bool = False) -> list[Cell]:
           for game in ("connect4", "nim")]
 
 
+def _warm_programs(cell: Cell, trace_dir: str) -> dict[str, str]:
+  """The texts of a cell's mcgs and tree programs, each compiled, run over
+  the opening and traced once (a process's first traces run slowly while
+  the profiler starts up: that one is left out)."""
+  texts = {backup: cell.programs[backup]() for backup in ("mcgs", "tree")}
+  for call in cell.calls.values():   # compile, and spread self-play over the opening
+    for _ in range(3):
+      jax.block_until_ready(call())
+  for backup, text in texts.items():
+    kernel_phases.kernels(cell.calls[backup], text, os.path.join(trace_dir, "warm-up"))
+  return texts
+
+
 def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> list[dict]:
   """Kernel time by phase of each cell's mcgs and tree calls
   (`kernel_phases.kernels`), `rounds` traced calls each, alternating.
@@ -307,14 +323,7 @@ def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> li
   """
   rows = []
   for cell in all_cells:
-    texts = {backup: cell.programs[backup]() for backup in ("mcgs", "tree")}
-    for call in cell.calls.values():   # compile, and spread self-play over the opening
-      for _ in range(3):
-        jax.block_until_ready(call())
-    # A process's first traces run slowly (the profiler starts up): one of
-    # each call is traced and left out.
-    for backup, text in texts.items():
-      kernel_phases.kernels(cell.calls[backup], text, os.path.join(trace_dir, "warm-up"))
+    texts = _warm_programs(cell, trace_dir)
     totals = {backup: dict.fromkeys(kernel_phases.PHASES, 0.0) for backup in texts}
     launches = {backup: dict.fromkeys(kernel_phases.PHASES, 0) for backup in texts}
     for index in range(rounds):
@@ -337,4 +346,49 @@ def profile(all_cells: list[Cell], rounds: int, trace_dir: str, log=print) -> li
                        tree_launches=round(launches["tree"][phase] / rounds), rounds=rounds))
     log(f"  {cell.name}: mcgs {rows[-1]['mcgs_ms']} ms, tree {rows[-1]['tree_ms']} ms of kernels "
         "per call")
+  return rows
+
+
+def profile_sources(all_cells: list[Cell], rounds: int, trace_dir: str, phase: str,
+                    log=print) -> list[dict]:
+  """`profile`'s kernel time of one phase by jax source path
+  (`kernel_phases.source_kernels`): which operations of the phase make the
+  difference between mcgs and tree.
+
+  Args:
+    all_cells: cells with their programs (`profile_cells`).
+    rounds: traced calls per backup per cell.
+    trace_dir: a folder for the traces (its contents replaced).
+    phase: one of `kernel_phases.PHASES`.
+    log: where each cell's line is printed.
+
+  Returns:
+    Rows (`SOURCE_FIELDS`): per cell, one per source path of the phase in
+    either program, the largest difference (mcgs - tree) first: the mean
+    kernel ms and launches per call of each.
+  """
+  rows = []
+  for cell in all_cells:
+    texts = _warm_programs(cell, trace_dir)
+    totals = {backup: collections.Counter() for backup in texts}
+    launches = {backup: collections.Counter() for backup in texts}
+    for index in range(rounds):
+      for backup in ("mcgs", "tree") if index % 2 == 0 else ("tree", "mcgs"):
+        ms, count = kernel_phases.source_kernels(
+            cell.calls[backup], texts[backup], os.path.join(trace_dir, f"{cell.name}-{backup}"),
+            phase)
+        totals[backup].update(ms)
+        launches[backup].update(count)
+    sources = set(totals["mcgs"]) | set(totals["tree"])
+    cell_rows = [dict(cell=cell.name, phase=phase, source=source,
+                      mcgs_ms=round(totals["mcgs"][source] / rounds, 3),
+                      tree_ms=round(totals["tree"][source] / rounds, 3),
+                      difference_ms=round((totals["mcgs"][source] - totals["tree"][source])
+                                          / rounds, 3),
+                      mcgs_launches=round(launches["mcgs"][source] / rounds),
+                      tree_launches=round(launches["tree"][source] / rounds), rounds=rounds)
+                 for source in sources]
+    rows += sorted(cell_rows, key=lambda row: (-row["difference_ms"], row["source"]))
+    log(f"  {cell.name} {phase}: mcgs {sum(r['mcgs_ms'] for r in cell_rows):.2f} ms, tree "
+        f"{sum(r['tree_ms'] for r in cell_rows):.2f} ms of kernels per call")
   return rows

@@ -111,6 +111,44 @@ def instruction_phases(hlo_text: str) -> dict[str, str]:
   return phases
 
 
+def instruction_sources(hlo_text: str) -> dict[str, str]:
+  """Each thunk-making instruction of a compiled program -> its jax source
+  path without the program's own name (`NO_SOURCE` where it has none).
+
+  Args:
+    hlo_text: `jax.stages.Compiled.as_text()`.
+
+  Returns:
+    Instruction name -> source path (e.g. "while/body/descend/select/..."),
+    for the instructions `instruction_phases` maps.
+  """
+  sources = dict.fromkeys(instruction_phases(hlo_text), NO_SOURCE)
+  for line in hlo_text.splitlines():
+    match, op_name = _INSTRUCTION.match(line), _OP_NAME.search(line)
+    if match and op_name and match.group(1) in sources:
+      sources[match.group(1)] = re.sub(r"^jit\([^)]*\)/", "", op_name.group(1))
+  return sources
+
+
+# The source path of an instruction without one (a copy XLA inserted).
+NO_SOURCE = "(no source path)"
+
+
+def _traced(call: Callable[[], object], module: str, directory: str):
+  """(instruction name, milliseconds) of each thunk of `module` that one
+  call runs, traced with jax's profiler into `directory` (replaced)."""
+  shutil.rmtree(directory, ignore_errors=True)
+  with jax.profiler.trace(directory):
+    jax.block_until_ready(call())
+  path = max(glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True),
+             key=os.path.getmtime)
+  for plane in jax.profiler.ProfileData.from_file(path).planes:
+    for line in plane.lines:
+      for event in line.events:
+        if dict(event.stats).get("hlo_module") == module:
+          yield event.name, event.duration_ns / 1e6
+
+
 def kernels(call: Callable[[], object], hlo_text: str,
             directory: str) -> tuple[dict[str, float], dict[str, int]]:
   """Kernel milliseconds and launches by phase of one call, traced with
@@ -127,18 +165,35 @@ def kernels(call: Callable[[], object], hlo_text: str,
     split) are left out. The launches depend only on the work (the same
     program on the same inputs runs the same thunks), not on the machine.
   """
-  phases, module = instruction_phases(hlo_text), module_name(hlo_text)
-  shutil.rmtree(directory, ignore_errors=True)
-  with jax.profiler.trace(directory):
-    jax.block_until_ready(call())
-  path = max(glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True),
-             key=os.path.getmtime)
+  phases = instruction_phases(hlo_text)
   totals, launches = dict.fromkeys(PHASES, 0.0), dict.fromkeys(PHASES, 0)
-  for plane in jax.profiler.ProfileData.from_file(path).planes:
-    for line in plane.lines:
-      for event in line.events:
-        phase = phases.get(event.name)
-        if phase is not None and dict(event.stats).get("hlo_module") == module:
-          totals[phase] += event.duration_ns / 1e6
-          launches[phase] += 1
+  for name, ms in _traced(call, module_name(hlo_text), directory):
+    phase = phases.get(name)
+    if phase is not None:
+      totals[phase] += ms
+      launches[phase] += 1
   return totals, launches
+
+
+def source_kernels(call: Callable[[], object], hlo_text: str, directory: str,
+                   phase: str) -> tuple[dict[str, float], dict[str, int]]:
+  """`kernels` of one phase, by jax source path (`instruction_sources`):
+  which operations of the phase take its time.
+
+  Args:
+    call: runs the compiled program once (already compiled and warm).
+    hlo_text: its program's `Compiled.as_text()`.
+    directory: a folder for the trace (replaced).
+    phase: one of `PHASES`.
+
+  Returns:
+    (ms, launches): source path -> kernel milliseconds and thunks run, for
+    the paths of the phase's instructions that ran.
+  """
+  phases, sources = instruction_phases(hlo_text), instruction_sources(hlo_text)
+  totals, launches = collections.Counter(), collections.Counter()
+  for name, ms in _traced(call, module_name(hlo_text), directory):
+    if phases.get(name) == phase:
+      totals[sources[name]] += ms
+      launches[sources[name]] += 1
+  return dict(totals), dict(launches)

@@ -8,6 +8,7 @@
   mcgs-jax bench-graph-tax --parts         # self-play, the graph's switches one by one
   mcgs-jax bench-graph-tax --profile --rounds 3   # self-play's kernel time by phase
   taskset -c 0 mcgs-jax bench-graph-tax --profile --rounds 3   # the same on one core
+  taskset -c 0 mcgs-jax bench-graph-tax --sources descent --rounds 3   # one phase, by source
 
 Cells: one Connect-4 search (MLP(128, 128); B=1024 S=64, B=256 S=200, B=64
 S=800), `selfplay.play` on Connect-4 and on Nim (1,3,5,7) (B=256, S=64, 8
@@ -24,7 +25,9 @@ jax's profiler, their kernel time summed by phase of the search (descent,
 lookup, transition, network, expansion, backup, reroot, other), the mean
 over --rounds traced calls of each. On two cores XLA runs the kernels on two
 threads and their traced times overlap; pinned to one core (`taskset -c 0`)
-the phases add up as the calls' CPU time does.
+the phases add up as the calls' CPU time does. With --sources PHASE: that
+phase's kernel time by jax source path (the operation that made each
+kernel), mcgs against tree, the largest difference first.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from mcgs_jax.learning import cli
 # The library and jax, loaded on first use: after the arguments are checked.
 graph_tax = cli.lazy("mcgs_jax.benchmarks.graph_tax")
 measure = cli.lazy("mcgs_jax.benchmarks.measure")
+kernel_phases = cli.lazy("mcgs_jax.benchmarks.kernel_phases")
 
 
 def main(argv=None):
@@ -50,13 +54,27 @@ def main(argv=None):
                       help="self-play cells with the graph's switches one at a time instead")
   parser.add_argument("--profile", action="store_true",
                       help="self-play cells' kernel time by phase (jax's profiler) instead")
+  parser.add_argument("--sources", metavar="PHASE", default=None,
+                      help="one phase's kernel time by jax source path (jax's profiler) instead; "
+                           "a phase of --profile's table")
   parser.add_argument("--csv", default="results/bench_graph_tax.csv")
   args = parser.parse_args(argv)
-  if args.networks + args.parts + args.profile > 1:
-    parser.error("--networks, --parts and --profile are different runs; pick one")
+  if args.networks + args.parts + args.profile + (args.sources is not None) > 1:
+    parser.error("--networks, --parts, --profile and --sources are different runs; pick one")
+  if args.sources is not None and args.sources not in kernel_phases.PHASES:
+    parser.error(f"--sources: unknown phase {args.sources!r}; the phases: "
+                 f"{', '.join(kernel_phases.PHASES)}")
   for name in ("rounds", "repeats"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+  if args.sources is not None:
+    with tempfile.TemporaryDirectory(prefix="graph-tax-traces-") as traces:
+      rows = graph_tax.profile_sources(graph_tax.profile_cells(args.quick), args.rounds, traces,
+                                       args.sources, log=lambda line: print(line, flush=True))
+    print(measure.markdown_table(rows, graph_tax.SOURCE_FIELDS))
+    measure.write_csv(args.csv, rows, graph_tax.SOURCE_FIELDS)
+    print(f"CSV: {args.csv}")
+    return
   if args.profile:
     with tempfile.TemporaryDirectory(prefix="graph-tax-traces-") as traces:
       rows = graph_tax.profile(graph_tax.profile_cells(args.quick), args.rounds, traces,

@@ -94,11 +94,17 @@ def test_instructions_take_their_phase_or_their_computations():
   assert kernel_phases.phase_of("jit(play)/while/body/expand_and_backup/vmap()/add") == "expansion"
   assert kernel_phases.phase_of("jit(play)/while/body/evaluate/MLP/tanh") == "network"
   assert kernel_phases.phase_of("jit(play)/jit(_gamma)/add") == "other"
+  # By source path, without the program's name; an inserted copy has none.
+  assert kernel_phases.instruction_sources(_HLO) == {
+      "gather_fusion.3": "while/body/descend/select/while/body/gather",
+      "copy.4": kernel_phases.NO_SOURCE,
+      "add_fusion.5": "while/body/descend/select/while/body/add",
+      "scatter_fusion.8": "reroot/vmap()/scatter", "copy.9": kernel_phases.NO_SOURCE}
 
 
 def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
-  rows = graph_tax.profile(graph_tax.profile_cells(quick=True), rounds=1,
-                           trace_dir=str(tmp_path), log=lambda line: None)
+  cells = graph_tax.profile_cells(quick=True)
+  rows = graph_tax.profile(cells, rounds=1, trace_dir=str(tmp_path), log=lambda line: None)
   phases = list(kernel_phases.PHASES) + ["total"]
   assert [(r["cell"], r["phase"]) for r in rows] == [
       (f"selfplay-{game}", phase) for game in ("connect4", "nim") for phase in phases]
@@ -115,6 +121,27 @@ def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
       assert abs(sum(by[cell, p][backup] for p in kernel_phases.PHASES)
                  - by[cell, "total"][backup]) < 0.1
     assert abs(sum(by[cell, p]["share_of_difference"] for p in kernel_phases.PHASES) - 1) < 0.02
+
+  # One phase by source path (the same compiled cells): the key lookup is
+  # the graph's alone, so every source path of the phase has mcgs kernels
+  # and no tree ones; the largest difference comes first.
+  rows = graph_tax.profile_sources(cells, rounds=1, trace_dir=str(tmp_path), phase="lookup",
+                                   log=lambda line: None)
+  for game in ("connect4", "nim"):
+    cell = [r for r in rows if r["cell"] == f"selfplay-{game}"]
+    assert cell and all(r["phase"] == "lookup" for r in cell)
+    assert all(r["mcgs_ms"] > 0 and r["mcgs_launches"] > 0 and r["tree_ms"] == 0
+               and r["tree_launches"] == 0 for r in cell)
+    assert any("descend/lookup" in r["source"] for r in cell)
+    differences = [r["difference_ms"] for r in cell]
+    assert differences == sorted(differences, reverse=True)
+
+
+def test_an_unknown_phase_is_one_line():
+  done = commands.run("bench-graph-tax", ["--sources", "desent"], check=False, timeout=300)
+  lines = [line for line in done.stderr.splitlines() if line.strip()]
+  assert done.returncode == cli.USAGE and len(lines) == 1, done.stderr
+  assert lines[0].startswith("error: --sources: unknown phase 'desent'; the phases: descent, ")
 
 
 def test_a_pinned_child_measures_on_one_core():
