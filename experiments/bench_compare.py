@@ -13,16 +13,17 @@ worker process per tree (`mcgs_jax/benchmarks/compare_worker.py`, copied out
 of this tree so that the base runs the same measuring code; it calls only the
 public API both trees share: `mcgs_jax.envs.make`, `networks.MLP`,
 `mcgs_jax.search`, `mcgs_jax.SearchConfig`, `mcgs_jax.learning.selfplay.play`)
-compiles every key cell first, then the two workers take turns
+compiles the key cells first, then the workers take turns
 (`mcgs_jax.benchmarks.compare`): round by round, cell by cell, one timed
-batch of calls each, the first of the two alternating, so that load from
-elsewhere falls on both alike. Only one worker runs at a time, and both are
-pinned to the first core this process may use (`--all-cores`: not): one
-process on both cores of the 2-core machine ran at the pinned speed or 1.8x
-slower, by the run (docs/benchmarks.md). The rounds run in two halves with
-fresh workers, started base first, then work first: a process started second
-ran a B = 1024 search 2-4% faster whichever tree it held, and the halves
-cancel that.
+batch of calls each, the order turned by one each round (two trees: the
+first alternates), so that load from elsewhere falls on all alike. Only one
+worker runs at a time, and all are pinned to the first core this process
+may use (`--all-cores`: not): one process on both cores of the 2-core
+machine ran at the pinned speed or 1.8x slower, by the run
+(docs/benchmarks.md). The rounds run in sessions (`--sessions`, two by
+default) with fresh workers, started base first, then work first: a process
+started second ran a B = 1024 search 2-4% faster whichever tree it held,
+and the sessions cancel that.
 
 Key cells (Connect-4 from the empty board, MLP(128, 128), but the last):
   puct-b1         PUCT search (mcgs), B=1, S=64          (launch-bound)
