@@ -260,8 +260,13 @@ def _reachable_by_rows(listed: chex.Array, start: chex.Array):
   jumps = _jump_table(jnp.max(listed, axis=1))
   reach = _close(jnp.arange(n) == start, jumps)
 
-  return _follow_links(reach, jumps, lambda reach: jnp.sum(
-      (listed >= 0) & reach[jnp.maximum(listed, 0)], axis=1, dtype=jnp.int32))
+  return _follow_links(reach, jumps, lambda reach: _reached_parents(listed, reach))
+
+
+def _reached_parents(listed: chex.Array, reach: chex.Array) -> chex.Array:
+  """int32[N]: how many of each node's listed parents (int32[N, P], -1 in
+  free slots) are reached (bool[N]), a parent listed twice counted twice."""
+  return jnp.sum((listed >= 0) & reach[jnp.maximum(listed, 0)], axis=1, dtype=jnp.int32)
 
 
 # Above this many nodes a round of `_reachable_by_bits` (N * N / 32 words)
@@ -317,7 +322,7 @@ def _reachable_by_bits(listed: chex.Array, start: chex.Array):
 
   reach, _ = jax.lax.while_loop(lambda carry: carry[1], grow,
                                 (jnp.arange(n) == start, start >= 0))
-  return reach, jnp.sum(valid & reach[safe], axis=1, dtype=jnp.int32)
+  return reach, _reached_parents(listed, reach)
 
 
 def _lists_all_parents(parents: chex.Array) -> chex.Array:
