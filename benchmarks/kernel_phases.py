@@ -30,9 +30,10 @@ from typing import Callable
 
 import jax
 
+from mcgs_jax.benchmarks import names
+
 # Phases in the order a simulation runs them, then what runs between moves.
-PHASES = ("descent", "lookup", "transition", "network", "expansion", "backup", "reroot",
-          "other")
+PHASES = names.KERNEL_PHASES
 # Thunks of these opcodes run others (their time includes their bodies').
 _CONTROL = frozenset({"while", "conditional", "call"})
 _NOT_RUN = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
@@ -111,6 +112,10 @@ def instruction_phases(hlo_text: str) -> dict[str, str]:
   return phases
 
 
+# The source path of an instruction without one (a copy XLA inserted).
+NO_SOURCE = "(no source path)"
+
+
 def instruction_sources(hlo_text: str) -> dict[str, str]:
   """Each thunk-making instruction of a compiled program -> its jax source
   path without the program's own name (`NO_SOURCE` where it has none).
@@ -128,10 +133,6 @@ def instruction_sources(hlo_text: str) -> dict[str, str]:
     if match and op_name and match.group(1) in sources:
       sources[match.group(1)] = re.sub(r"^jit\([^)]*\)/", "", op_name.group(1))
   return sources
-
-
-# The source path of an instruction without one (a copy XLA inserted).
-NO_SOURCE = "(no source path)"
 
 
 def _traced(call: Callable[[], object], module: str, directory: str):

@@ -37,6 +37,12 @@ def selfplay_sizes(quick: bool, **given: int | None) -> dict:
   return {name: value if given.get(name) is None else given[name]
           for name, value in defaults.items()}
 
+# mcgs_jax.benchmarks.kernel_phases (`mcgs-jax bench-graph-tax --profile`,
+# `--sources PHASE`): the search's phases in the order a simulation runs them,
+# then what runs between moves.
+KERNEL_PHASES = ("descent", "lookup", "transition", "network", "expansion", "backup",
+                 "reroot", "other")
+
 # mcgs_jax.benchmarks.accuracy (`mcgs-jax connect4-accuracy`).
 ACCURACY_DEFAULT_SETS = ("L3_R1", "L2_R1", "L1_R1")
 # The backup modes but tt_cache, which is not one of this benchmark's

@@ -35,12 +35,12 @@ from __future__ import annotations
 import sys
 import tempfile
 
+from mcgs_jax.benchmarks import names
 from mcgs_jax.learning import cli
 
 # The library and jax, loaded on first use: after the arguments are checked.
 graph_tax = cli.lazy("mcgs_jax.benchmarks.graph_tax")
 measure = cli.lazy("mcgs_jax.benchmarks.measure")
-kernel_phases = cli.lazy("mcgs_jax.benchmarks.kernel_phases")
 
 
 def main(argv=None):
@@ -61,9 +61,9 @@ def main(argv=None):
   args = parser.parse_args(argv)
   if args.networks + args.parts + args.profile + (args.sources is not None) > 1:
     parser.error("--networks, --parts, --profile and --sources are different runs; pick one")
-  if args.sources is not None and args.sources not in kernel_phases.PHASES:
+  if args.sources is not None and args.sources not in names.KERNEL_PHASES:
     parser.error(f"--sources: unknown phase {args.sources!r}; the phases: "
-                 f"{', '.join(kernel_phases.PHASES)}")
+                 f"{', '.join(names.KERNEL_PHASES)}")
   for name in ("rounds", "repeats"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")

@@ -3,6 +3,8 @@ a tiny run measures a row per cell; and of the pinning benchmark
 (`mcgs_jax.benchmarks.pinning`): a tiny run measures a row per process."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -137,10 +139,18 @@ def test_the_profile_splits_both_self_play_cells_by_phase(tmp_path):
     assert differences == sorted(differences, reverse=True)
 
 
-def test_an_unknown_phase_is_one_line():
-  done = commands.run("bench-graph-tax", ["--sources", "desent"], check=False, timeout=300)
+def test_an_unknown_phase_is_one_line_before_jax_loads():
+  script = ("import sys\n"
+            "from mcgs_jax.experiments import bench_graph_tax\n"
+            "try:\n"
+            "  bench_graph_tax.main(['--sources', 'desent'])\n"
+            "except SystemExit as exit:\n"
+            "  print(exit.code, 'jax' in sys.modules)\n")
+  done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                        timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
   lines = [line for line in done.stderr.splitlines() if line.strip()]
-  assert done.returncode == cli.USAGE and len(lines) == 1, done.stderr
+  assert done.stdout.split() == [str(cli.USAGE), "False"], (done.stdout, done.stderr)
+  assert len(lines) == 1, done.stderr
   assert lines[0].startswith("error: --sources: unknown phase 'desent'; the phases: descent, ")
 
 
